@@ -1,0 +1,106 @@
+"""Clocks: the only module that reads time. Everything in the engine takes ``now_ms`` from a clock.
+
+:class:`SystemClock` follows the wall clock (``time.time``, so time-machine / freezegun steer it);
+:class:`ManualClock` only moves when a test moves it. A server subscribes to its clock so that a
+manual ``advance``/``set`` can expire BLOCK deadlines at once (see ``subscribe``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, List, Optional
+
+
+class Clock:
+    """Base class: ``now_ms()`` in integer Unix milliseconds, plus change subscriptions."""
+
+    manual = False
+
+    def __init__(self) -> None:
+        self._listeners: List[Callable[[], None]] = []
+        self._listeners_lock = threading.Lock()
+
+    def now_ms(self) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback()`` (from the thread that moves the clock) after every change; returns an unsubscribe."""
+        with self._listeners_lock:
+            self._listeners.append(callback)
+
+        def unsubscribe() -> None:
+            with self._listeners_lock:
+                try:
+                    self._listeners.remove(callback)
+                except ValueError:
+                    pass
+
+        return unsubscribe
+
+    def _changed(self) -> None:
+        with self._listeners_lock:
+            listeners = list(self._listeners)
+        for callback in listeners:
+            callback()
+
+
+class SystemClock(Clock):
+    """Wall-clock time, ``int(time.time() * 1000)`` (what Redis's ``mstime()`` gives)."""
+
+    def now_ms(self) -> int:
+        return int(time.time() * 1000)
+
+    def __repr__(self) -> str:
+        return "SystemClock()"
+
+
+class ManualClock(Clock):
+    """A clock that stands still until told otherwise.
+
+    >>> clock = ManualClock(1_000)
+    >>> clock.advance(250)
+    1250
+    >>> clock.now_ms()
+    1250
+    """
+
+    manual = True
+
+    def __init__(self, start_ms: Optional[int] = None) -> None:
+        super().__init__()
+        self._now = int(time.time() * 1000) if start_ms is None else int(start_ms)
+        if self._now < 0:
+            raise ValueError("start_ms must be >= 0")
+        self._lock = threading.Lock()
+
+    def now_ms(self) -> int:
+        return self._now
+
+    def now(self) -> int:
+        """Alias of :meth:`now_ms`."""
+        return self._now
+
+    def advance(self, ms: int) -> int:
+        """Move forward by ``ms`` milliseconds (>= 0); returns the new time."""
+        ms = int(ms)
+        if ms < 0:
+            raise ValueError("advance() takes a non-negative number of milliseconds; use set() to go back")
+        with self._lock:
+            self._now += ms
+            now = self._now
+        self._changed()
+        return now
+
+    def set(self, ms: int) -> int:
+        """Jump to ``ms`` (may go backwards, like a wall clock stepping back); returns it."""
+        ms = int(ms)
+        if ms < 0:
+            raise ValueError("time must be >= 0")
+        with self._lock:
+            self._now = ms
+        self._changed()
+        return ms
+
+    def __repr__(self) -> str:
+        return f"ManualClock({self._now})"

@@ -1,0 +1,114 @@
+"""What a command handler sees and returns: the :class:`Context` protocol, :class:`CommandSpec` and :class:`BlockRequest`.
+
+A handler is a plain function ``handler(ctx, args) -> reply`` where ``args`` are the raw ``bytes``
+arguments after the command name (and after the subcommand name for XGROUP/XINFO). It parses
+left to right in the server's order, raises :class:`~fake_streams.errors.ReplyError` for error
+replies *before* changing anything, and returns a reply built with :mod:`fake_streams.reply`.
+Handlers run under the server lock; they never read a clock (``ctx.now_ms``) and never import
+fakeredis. The transport that implements :class:`Context` lives in ``fake_streams.server`` /
+the fakeredis adapter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, FrozenSet, List, Optional, Sequence, TYPE_CHECKING
+
+try:  # Python 3.8+
+    from typing import Protocol
+except ImportError:  # pragma: no cover
+    Protocol = object  # type: ignore
+
+if TYPE_CHECKING:
+    from ..profiles import Profile
+    from ..stream import Stream
+
+
+class Context(Protocol):
+    """The server-side state one command execution may use."""
+
+    profile: "Profile"
+    #: RESP version of the reply being built (2 or 3; inside Lua, the script's RESP mode).
+    protocol: int
+    #: The command's "now" in Unix ms (one snapshot per execution unit on time_snapshot profiles).
+    now_ms: int
+    #: True while a queued command runs inside EXEC.
+    in_multi: bool
+    #: True while the command runs from a script (``redis.call``).
+    from_script: bool
+
+    def lookup(self, key: bytes) -> "Optional[Stream]":
+        """The stream at ``key``; ``None`` if missing (or expired); raises WRONGTYPE if it holds another type."""
+
+    def create(self, key: bytes) -> "Stream":
+        """Store a new empty stream at ``key`` (which must be missing) and return it."""
+
+    def modified(self, key: bytes) -> None:
+        """``signalModifiedKey``: the value at ``key`` changed (dirties WATCH)."""
+
+    def signal_ready(self, key: bytes) -> None:
+        """``signalKeyAsReady``: clients blocked on ``key`` may now be served (XADD, XGROUP DESTROY, MKSTREAM)."""
+
+    def notify(self, event: str, key: bytes) -> None:
+        """Keyspace notification ``event`` (e.g. ``"xadd"``) of class stream for ``key``."""
+
+
+@dataclass
+class BlockRequest:
+    """Returned by XREAD/XREADGROUP when nothing can be served and the client may block.
+
+    The blocking layer parks the client on ``keys`` and, when one of them is signalled, runs
+    ``args`` again through the same handler (Redis 7.2+ re-execution; ``$`` already rewritten to
+    the ID it resolved to). ``timeout_ms`` 0 means forever. ``unblock_on_nokey`` is set for
+    XREADGROUP (deletion or a type change of a key also wakes it).
+    """
+
+    keys: List[bytes]
+    timeout_ms: int
+    args: List[bytes]
+    unblock_on_nokey: bool = False
+    #: state for the R7.0 serve-from-saved-state model (see fake_streams.commands.xread)
+    saved: Any = None
+
+
+Handler = Callable[[Context, List[bytes]], Any]
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """One command (or container subcommand), as ``src/commands/*.json`` describes it.
+
+    ``name`` is the lower-case full name (``"xadd"``, ``"xgroup|create"``); ``arity`` is Redis's
+    (negative = minimum, counting the command name and, for subcommands, the subcommand name).
+    """
+
+    name: str
+    arity: int
+    flags: FrozenSet[str]
+    handler: Optional[Handler]
+    since: str = "5.0.0"
+    summary: str = ""
+    complexity: str = ""
+
+    def arity_ok(self, argc: int) -> bool:
+        """Whether ``argc`` (the full argv length, names included) satisfies the arity."""
+        return argc == self.arity if self.arity >= 0 else argc >= -self.arity
+
+
+def spec(name: str, arity: int, flags: str, handler: Optional[Handler], **kw: Any) -> CommandSpec:
+    """Shorthand: ``spec("xadd", -5, "write denyoom fast", xadd)``."""
+    return CommandSpec(name=name, arity=arity, flags=frozenset(flags.split()), handler=handler, **kw)
+
+
+def parse_count(raw: bytes) -> int:
+    """An integer argument parsed with ``getLongLongFromObjectOrReply`` (NOT_INTEGER on failure)."""
+    from ..errors import ReplyError
+    from ..ids import parse_i64
+
+    value = parse_i64(raw)
+    if value is None:
+        raise ReplyError("NOT_INTEGER")
+    return value
+
+
+__all__: Sequence[str] = ["BlockRequest", "CommandSpec", "Context", "Handler", "parse_count", "spec"]

@@ -1,0 +1,223 @@
+"""Consumer groups (``streamCG``, ``streamConsumer``, ``streamNACK`` in stream.h) and the lag arithmetic of spec §4.
+
+No RESP, no keys, no clock: every method that needs the time takes ``now_ms``.
+
+Structures and costs (n = PEL size, c = number of consumers):
+
+* ``ConsumerGroup.pel`` — SortedDict ``StreamID → PendingEntry``: lookup/insert/remove O(log n),
+  range scans O(log n + k). Ordered by ID like the server's 128-bit big-endian rax keys.
+* ``ConsumerGroup.consumers`` — SortedDict ``name → Consumer`` in byte-wise (memcmp) order.
+* ``Consumer.pel`` — SortedDict ``StreamID → PendingEntry`` holding the *same* objects as the group PEL.
+
+Invariants (``ConsumerGroup._check``): every group PEL entry is owned by exactly one consumer and sits
+in that consumer's PEL under the same ID; consumer PELs hold nothing else; the sum of consumer PEL
+sizes equals the group PEL size.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from sortedcontainers import SortedDict
+
+from .ids import MIN_ID, StreamID
+
+if TYPE_CHECKING:
+    from .stream import Stream
+
+#: ``SCG_INVALID_ENTRIES_READ``: entries_read is unknown (shown as nil).
+INVALID_ENTRIES_READ = -1
+#: ``active_time`` of a consumer that never read or claimed successfully.
+NEVER_ACTIVE = -1
+
+
+class PendingEntry:
+    """``streamNACK``: one delivered, not yet acknowledged entry."""
+
+    __slots__ = ("delivery_time", "delivery_count", "consumer")
+
+    def __init__(self, delivery_time: int, delivery_count: int, consumer: "Optional[Consumer]") -> None:
+        self.delivery_time = delivery_time  # absolute Unix ms of the last delivery
+        self.delivery_count = delivery_count
+        self.consumer = consumer  # owner; None only transiently (XCLAIM FORCE before assignment)
+
+    def idle(self, now_ms: int) -> int:
+        """Milliseconds since the last delivery, never negative."""
+        return max(0, now_ms - self.delivery_time)
+
+    def __repr__(self) -> str:
+        owner = self.consumer.name if self.consumer is not None else None
+        return f"PendingEntry(delivery_time={self.delivery_time}, delivery_count={self.delivery_count}, consumer={owner!r})"
+
+
+class Consumer:
+    """``streamConsumer``: a named reader inside a group, with its own view of the group PEL."""
+
+    __slots__ = ("name", "seen_time", "active_time", "pel")
+
+    def __init__(self, name: bytes, now_ms: int) -> None:
+        self.name = name
+        self.seen_time = now_ms  # last attempted read/claim
+        self.active_time = NEVER_ACTIVE  # last successful read/claim (R7.2+)
+        self.pel: SortedDict = SortedDict()
+
+    def __repr__(self) -> str:
+        return f"Consumer(name={self.name!r}, pending={len(self.pel)}, seen_time={self.seen_time}, active_time={self.active_time})"
+
+
+class ConsumerGroup:
+    """``streamCG``: delivery cursor, pending entries and consumers of one group."""
+
+    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers")
+
+    def __init__(self, name: bytes, last_id: StreamID, entries_read: int = INVALID_ENTRIES_READ) -> None:
+        self.name = name
+        self.last_id = last_id  # "last-delivered-id"
+        self.entries_read = entries_read  # INVALID_ENTRIES_READ = unknown
+        self.pel: SortedDict = SortedDict()
+        self.consumers: SortedDict = SortedDict()
+
+    # ------------------------------------------------------------- consumers
+    def get_consumer(self, name: bytes) -> Optional[Consumer]:
+        """O(log c)."""
+        return self.consumers.get(name)
+
+    def create_consumer(self, name: bytes, now_ms: int) -> Consumer:
+        """``streamCreateConsumer``: a new consumer (``seen_time = now``, never active). O(log c)."""
+        consumer = Consumer(name, now_ms)
+        self.consumers[name] = consumer
+        return consumer
+
+    def lookup_or_create(self, name: bytes, now_ms: int) -> "tuple[Consumer, bool]":
+        """The consumer called ``name``, created if missing; returns ``(consumer, created)``. O(log c)."""
+        consumer = self.consumers.get(name)
+        if consumer is not None:
+            return consumer, False
+        return self.create_consumer(name, now_ms), True
+
+    def delete_consumer(self, name: bytes) -> int:
+        """``streamDelConsumer``: drop the consumer and its pending entries; returns how many it had. O(k log n)."""
+        consumer = self.consumers.pop(name, None)
+        if consumer is None:
+            return 0
+        pending = len(consumer.pel)
+        for sid in consumer.pel:
+            del self.pel[sid]
+        return pending
+
+    # ------------------------------------------------------------------ PEL
+    def deliver(self, sid: StreamID, consumer: Consumer, now_ms: int) -> PendingEntry:
+        """Record a ``>`` delivery of ``sid`` to ``consumer`` (spec §2.9 step 3). O(log n).
+
+        A new NACK starts at count 1; an ID already pending (after XGROUP SETID moved the cursor back)
+        moves to ``consumer`` with its count *reset* to 1.
+        """
+        nack = self.pel.get(sid)
+        if nack is None:
+            nack = PendingEntry(now_ms, 1, consumer)
+            self.pel[sid] = nack
+        else:
+            if nack.consumer is not None and nack.consumer is not consumer:
+                del nack.consumer.pel[sid]
+            nack.consumer = consumer
+            nack.delivery_time = now_ms
+            nack.delivery_count = 1
+        consumer.pel[sid] = nack
+        return nack
+
+    def assign(self, sid: StreamID, nack: PendingEntry, consumer: Consumer) -> None:
+        """Move an existing NACK to ``consumer`` (XCLAIM/XAUTOCLAIM). O(log n)."""
+        if nack.consumer is not consumer:
+            if nack.consumer is not None:
+                nack.consumer.pel.pop(sid, None)
+            nack.consumer = consumer
+            consumer.pel[sid] = nack
+
+    def create_unowned(self, sid: StreamID, now_ms: int) -> PendingEntry:
+        """XCLAIM FORCE: a NACK with count 1 and no owner yet (the caller assigns it at once). O(log n)."""
+        nack = PendingEntry(now_ms, 1, None)
+        self.pel[sid] = nack
+        return nack
+
+    def remove_pending(self, sid: StreamID) -> bool:
+        """Remove ``sid`` from the group PEL and its owner's PEL (XACK, deleted entries). O(log n)."""
+        nack = self.pel.pop(sid, None)
+        if nack is None:
+            return False
+        if nack.consumer is not None:
+            nack.consumer.pel.pop(sid, None)
+        return True
+
+    # --------------------------------------------------------------- checks
+    def _check(self) -> None:
+        """Assert the ownership invariants. O(n + c)."""
+        owned = 0
+        for name, consumer in self.consumers.items():
+            assert consumer.name == name
+            for sid, nack in consumer.pel.items():
+                assert self.pel.get(sid) is nack, (name, sid)
+                assert nack.consumer is consumer, (name, sid)
+            owned += len(consumer.pel)
+        assert owned == len(self.pel), (owned, len(self.pel))
+        for sid, nack in self.pel.items():
+            assert nack.consumer is not None and self.consumers.get(nack.consumer.name) is nack.consumer, sid
+
+    def __repr__(self) -> str:
+        return (
+            f"ConsumerGroup(name={self.name!r}, last_id={self.last_id}, entries_read={self.entries_read}, "
+            f"pending={len(self.pel)}, consumers={len(self.consumers)})"
+        )
+
+
+# ---------------------------------------------------------------------------------------------------
+# entries_read and lag (spec §4.1–4.3; R7.0–R7.4 and Valkey 8 algorithm)
+
+
+def has_tombstones(stream: "Stream", start: StreamID) -> bool:
+    """``streamRangeHasTombstones(s, start, +inf)``: may a deleted entry lie at or after ``start``? O(1)."""
+    if len(stream) == 0 or stream.max_deleted_entry_id == MIN_ID:
+        return False
+    if stream.first_id > stream.max_deleted_entry_id:
+        return False
+    return start <= stream.max_deleted_entry_id
+
+
+def estimate_distance(stream: "Stream", sid: StreamID) -> int:
+    """``streamEstimateDistanceFromFirstEverEntry``: entries added up to ``sid``, or -1 when unknown. O(1)."""
+    if stream.entries_added == 0:
+        return 0
+    if len(stream) == 0 and sid <= stream.last_id:
+        return stream.entries_added
+    if sid == stream.last_id:
+        return stream.entries_added
+    if sid > stream.last_id:
+        return INVALID_ENTRIES_READ
+    if stream.max_deleted_entry_id == MIN_ID or stream.max_deleted_entry_id < stream.first_id:
+        if sid < stream.first_id:
+            return stream.entries_added - len(stream)
+        if sid == stream.first_id:
+            return stream.entries_added - len(stream) + 1
+    return INVALID_ENTRIES_READ
+
+
+def group_lag(stream: "Stream", group: ConsumerGroup) -> Optional[int]:
+    """``streamReplyWithCGLag``: entries not yet delivered to the group, or ``None`` (nil) when unknown. O(1)."""
+    if stream.entries_added == 0:
+        return 0
+    if group.entries_read != INVALID_ENTRIES_READ and not has_tombstones(stream, group.last_id):
+        return stream.entries_added - group.entries_read
+    estimate = estimate_distance(stream, group.last_id)
+    if estimate == INVALID_ENTRIES_READ:
+        return None
+    return stream.entries_added - estimate
+
+
+def advance_entries_read(stream: "Stream", group: ConsumerGroup, sid: StreamID) -> None:
+    """Update ``entries_read`` when ``>`` delivery moves the cursor to ``sid`` (spec §2.9 step 1). O(1).
+
+    The caller then sets ``group.last_id = sid``.
+    """
+    if group.entries_read != INVALID_ENTRIES_READ and not has_tombstones(stream, sid):
+        group.entries_read += 1
+    elif stream.entries_added:
+        group.entries_read = estimate_distance(stream, sid)

@@ -1,0 +1,188 @@
+"""Stream IDs: the one place that turns ID bytes into ``StreamID`` values and back.
+
+Mirrors ``streamGenericParseIDOrReply`` and the ID helpers at the top of Redis's ``t_stream.c``
+(spec §1.2–1.3). Every parser here raises :class:`~fake_streams.errors.ReplyError` with the
+server's exact error; no other module parses ID bytes.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional, Tuple
+
+from .errors import ReplyError
+
+U64_MAX = (1 << 64) - 1
+_INT64_MAX = (1 << 63) - 1
+
+
+class StreamID(NamedTuple):
+    """A stream entry ID ``<ms>-<seq>``; both parts are unsigned 64-bit. Ordered like the server orders them."""
+
+    ms: int
+    seq: int
+
+    def encode(self) -> bytes:
+        """The wire form ``b"<ms>-<seq>"`` (``streamEncodeID`` / ``addReplyStreamID``)."""
+        return b"%d-%d" % (self.ms, self.seq)
+
+    def incr(self) -> Optional["StreamID"]:
+        """Successor ID; ``None`` when this is the maximum ID (``streamIncrID`` reports C_ERR)."""
+        if self.seq < U64_MAX:
+            return StreamID(self.ms, self.seq + 1)
+        if self.ms < U64_MAX:
+            return StreamID(self.ms + 1, 0)
+        return None
+
+    def decr(self) -> Optional["StreamID"]:
+        """Predecessor ID; ``None`` when this is ``0-0`` (``streamDecrID`` reports C_ERR)."""
+        if self.seq > 0:
+            return StreamID(self.ms, self.seq - 1)
+        if self.ms > 0:
+            return StreamID(self.ms - 1, U64_MAX)
+        return None
+
+    def __repr__(self) -> str:
+        return f"StreamID({self.ms}, {self.seq})"
+
+    def __str__(self) -> str:
+        return f"{self.ms}-{self.seq}"
+
+
+MIN_ID = StreamID(0, 0)
+MAX_ID = StreamID(U64_MAX, U64_MAX)
+
+
+def next_id(last: StreamID, now_ms: int) -> Optional[StreamID]:
+    """ID for ``XADD *`` (``streamNextID``): ``now-0`` if the clock is ahead of ``last``, else ``last`` + 1.
+
+    Never goes backwards; ``None`` when ``last`` is the maximum ID.
+    """
+    if now_ms > last.ms:
+        return StreamID(now_ms, 0)
+    return last.incr()
+
+
+def parse_u64(raw: bytes) -> Optional[int]:
+    """``string2ull``: an unsigned 64-bit decimal, as the server accepts it, or ``None``.
+
+    ``string2ll`` first (canonical int64 text; a negative value is rejected), then C ``strtoull``:
+    leading white space and a ``+`` or ``-`` sign are accepted, ``-`` negates modulo 2**64,
+    leading zeros are fine, the whole non-empty string must be consumed and fit in 64 bits.
+    """
+    if not raw:
+        return None
+    ll = parse_i64(raw)
+    if ll is not None:
+        return ll if ll >= 0 else None
+    # strtoull fallback
+    i, n = 0, len(raw)
+    while i < n and raw[i] in b" \t\n\v\f\r":
+        i += 1
+    neg = False
+    if i < n and raw[i] in b"+-":
+        neg = raw[i] == 0x2D
+        i += 1
+    digits = raw[i:]
+    if not digits or not digits.isdigit():
+        return None
+    value = int(digits)
+    if value > U64_MAX:
+        return None  # ERANGE
+    return (-value) & U64_MAX if neg else value
+
+
+def parse_i64(raw: bytes) -> Optional[int]:
+    """``string2ll``: optional single ``-``, no ``+``, no leading zeros (except ``0``), no spaces, fits int64."""
+    n = len(raw)
+    if n == 0 or n > 20:
+        return None
+    if raw == b"0":
+        return 0
+    body = raw[1:] if raw[0] == 0x2D else raw
+    if not body or not body.isdigit() or body[0] == 0x30 or not body.isascii():
+        return None
+    value = int(raw)
+    if value > _INT64_MAX or value < -_INT64_MAX - 1:
+        return None
+    return value
+
+
+def _parse(raw: bytes, missing_seq: int, strict: bool, allow_ms_star: bool) -> Tuple[StreamID, bool]:
+    """Core of ``streamGenericParseIDOrReply``. Returns ``(id, seq_given)``; raises INVALID_STREAM_ID."""
+    if len(raw) > 127:
+        raise ReplyError("INVALID_STREAM_ID")
+    if raw == b"-":
+        if strict:
+            raise ReplyError("INVALID_STREAM_ID")
+        return MIN_ID, True
+    if raw == b"+":
+        if strict:
+            raise ReplyError("INVALID_STREAM_ID")
+        return MAX_ID, True
+    dash = raw.find(b"-")
+    if dash < 0:
+        ms = parse_u64(raw)
+        if ms is None:
+            raise ReplyError("INVALID_STREAM_ID")
+        return StreamID(ms, missing_seq), True
+    ms = parse_u64(raw[:dash])
+    if ms is None:
+        raise ReplyError("INVALID_STREAM_ID")
+    right = raw[dash + 1 :]
+    if allow_ms_star and right == b"*":
+        return StreamID(ms, 0), False
+    seq = parse_u64(right)
+    if seq is None:
+        raise ReplyError("INVALID_STREAM_ID")
+    return StreamID(ms, seq), True
+
+
+def parse_id(raw: bytes, missing_seq: int = 0) -> StreamID:
+    """``streamParseIDOrReply``: non-strict (``-`` and ``+`` accepted)."""
+    return _parse(raw, missing_seq, strict=False, allow_ms_star=False)[0]
+
+
+def parse_strict_id(raw: bytes, missing_seq: int = 0) -> StreamID:
+    """``streamParseStrictIDOrReply(..., NULL)``: ``-`` and ``+`` are invalid."""
+    return _parse(raw, missing_seq, strict=True, allow_ms_star=False)[0]
+
+
+def parse_xadd_id(raw: bytes) -> Tuple[StreamID, bool]:
+    """The XADD ID argument (strict, with ``<ms>-*``). Returns ``(id, seq_given)``; ``seq_given`` is False for ``ms-*``.
+
+    ``*`` itself is handled by the caller before this is reached.
+    """
+    return _parse(raw, 0, strict=True, allow_ms_star=True)
+
+
+def parse_interval_id(raw: bytes, missing_seq: int) -> Tuple[StreamID, bool]:
+    """``streamParseIntervalIDOrReply``: returns ``(id, exclusive)``; ``(`` prefix makes it exclusive and strict.
+
+    The caller increments an exclusive start / decrements an exclusive end and reports
+    ``INVALID_START_ID`` / ``INVALID_END_ID`` on wrap-around (see :func:`parse_range_start` / :func:`parse_range_end`).
+    """
+    if len(raw) > 1 and raw[0] == 0x28:  # '('
+        return _parse(raw[1:], missing_seq, strict=True, allow_ms_star=False)[0], True
+    return _parse(raw, missing_seq, strict=False, allow_ms_star=False)[0], False
+
+
+def parse_range_start(raw: bytes) -> StreamID:
+    """An inclusive lower bound from a start argument (missing seq 0; ``(x`` → x+1)."""
+    sid, exclusive = parse_interval_id(raw, 0)
+    if exclusive:
+        nxt = sid.incr()
+        if nxt is None:
+            raise ReplyError("INVALID_START_ID")
+        return nxt
+    return sid
+
+
+def parse_range_end(raw: bytes) -> StreamID:
+    """An inclusive upper bound from an end argument (missing seq max; ``(x`` → x-1)."""
+    sid, exclusive = parse_interval_id(raw, U64_MAX)
+    if exclusive:
+        prv = sid.decr()
+        if prv is None:
+            raise ReplyError("INVALID_END_ID")
+        return prv
+    return sid

@@ -1,0 +1,132 @@
+"""Version profiles: what differs between Redis 7.0, 7.2, 7.4 and Valkey 8.0 for stream commands (spec §6).
+
+Handlers ask for features (``profile.has("xread_plus_id")``), never compare version numbers, and
+resolve error texts through ``profile.errors`` (the base table of :mod:`fake_streams.errors` with
+this profile's overrides applied). Users name profiles by the public strings ``"7.0"``, ``"7.2"``,
+``"7.4"`` (default) and ``"valkey-8.0"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Dict, FrozenSet, Mapping, Optional, Tuple
+
+from .errors import ERRORS
+
+#: Feature switches (spec §6 row in brackets).
+FEATURES: Mapping[str, str] = MappingProxyType(
+    {
+        "xread_plus_id": "XREAD accepts '+' for the last entry; XREADGROUP '+' has its own error [row 1]",
+        "blocked_reprocess": "a woken blocked client re-runs its command (R7.2+); else the R7.0 serve-from-saved-state model [row 4-6]",
+        "blocked_deadline_kept": "a client that re-blocks after a wake-up keeps its original deadline (7.2.5+) [row 7]",
+        "block_allowed_in_scripts": "BLOCK inside a script is accepted and never blocks (R7.4+); else an error [row 3]",
+        "time_snapshot": "one 'now' per execution unit (command, EXEC, script) (R7.2+); else a live clock [row 8]",
+        "consumer_active_time": "consumers have active-time / inactive (R7.2+) [row 9]",
+        "eager_consumer_creation": "XREADGROUP/XCLAIM/XAUTOCLAIM create the consumer before serving (R7.2+) [row 10]",
+        "xsetid_checks_max_deleted": "XSETID refuses an ID below max-deleted-entry-id (R7.2+) [row 11]",
+    }
+)
+
+_ALL = frozenset(FEATURES)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One emulated server version. Immutable; shared by every connection of a server."""
+
+    name: str  # public name: "7.0", "7.2", "7.4", "valkey-8.0"
+    spec_key: str  # spec version key: "R7.0", "R7.2", "R7.4", "V8"
+    server: str  # "redis" or "valkey" (HELLO 'server')
+    redis_version: str  # INFO redis_version / HELLO 'version' for redis
+    valkey_version: Optional[str]  # INFO valkey_version (valkey only)
+    features: FrozenSet[str]
+    error_overrides: Mapping[str, str] = field(default_factory=dict)
+    help_footer: bytes = b"    Print this help."
+
+    def __post_init__(self) -> None:
+        unknown = set(self.features) - _ALL
+        if unknown:
+            raise ValueError(f"unknown features {sorted(unknown)}")
+        bad = set(self.error_overrides) - set(ERRORS)
+        if bad:
+            raise ValueError(f"overrides for unknown errors {sorted(bad)}")
+        table: Dict[str, str] = dict(ERRORS)
+        table.update(self.error_overrides)
+        object.__setattr__(self, "errors", MappingProxyType(table))
+
+    errors: Mapping[str, str] = field(init=False, repr=False, compare=False)
+
+    def has(self, feature: str) -> bool:
+        """Whether this profile has ``feature`` (a key of :data:`FEATURES`)."""
+        if feature not in _ALL:
+            raise KeyError(f"unknown feature {feature!r}")
+        return feature in self.features
+
+    @property
+    def version_tuple(self) -> Tuple[int, ...]:
+        """The version the server reports as ``version`` in HELLO (the valkey version for valkey)."""
+        return tuple(int(p) for p in (self.valkey_version or self.redis_version).split("."))
+
+    @property
+    def hello_version(self) -> str:
+        return self.valkey_version or self.redis_version
+
+
+R7_4 = Profile(
+    name="7.4",
+    spec_key="R7.4",
+    server="redis",
+    redis_version="7.4.1",
+    valkey_version=None,
+    features=_ALL,
+)
+
+R7_2 = Profile(
+    name="7.2",
+    spec_key="R7.2",
+    server="redis",
+    redis_version="7.2.6",
+    valkey_version=None,
+    features=_ALL - {"xread_plus_id", "block_allowed_in_scripts"},
+)
+
+R7_0 = Profile(
+    name="7.0",
+    spec_key="R7.0",
+    server="redis",
+    redis_version="7.0.15",
+    valkey_version=None,
+    features=frozenset(),
+    error_overrides={
+        "UNBALANCED_XREAD": "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
+        "UNBALANCED_XREADGROUP": "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
+        # stale errno in 7.0's streamAppendItem for <ms>-* overflow (spec §2.1 step 14, §6 row 12)
+        "XADD_PARTIAL_ID_OVERFLOW": "ERR Elements are too large to be stored",
+    },
+    help_footer=b"    Prints this help.",
+)
+
+V8_0 = Profile(
+    name="valkey-8.0",
+    spec_key="V8",
+    server="valkey",
+    redis_version="7.2.4",
+    valkey_version="8.0.1",
+    features=_ALL,
+)
+
+PROFILES: Mapping[str, Profile] = MappingProxyType({p.name: p for p in (R7_0, R7_2, R7_4, V8_0)})
+DEFAULT_PROFILE = R7_4
+
+
+def get_profile(version: "str | Profile | None") -> Profile:
+    """The profile for a public version string (``"7.4"``) or a :class:`Profile`; ``None`` → the default."""
+    if version is None:
+        return DEFAULT_PROFILE
+    if isinstance(version, Profile):
+        return version
+    try:
+        return PROFILES[str(version)]
+    except KeyError:
+        raise ValueError(f"unknown version {version!r}; choose one of {sorted(PROFILES)}") from None

@@ -1,0 +1,72 @@
+"""Reply builders: the only place that knows RESP2 from RESP3 shapes.
+
+Handlers return plain Python values that the transport sends as they are:
+
+* ``bytes`` → bulk string; ``int`` → integer; ``list`` → array (always a *list*, never a tuple:
+  redis-py's callbacks mutate some replies in place);
+* ``None`` → nil (nil-bulk or nil-array; redis-py cannot tell them apart);
+* :class:`Status` → simple string (``+OK``);
+* ``dict`` → RESP3 map (only ever built by :func:`map_reply` under protocol 3).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, List, Sequence, Tuple
+
+from .ids import StreamID
+
+
+class Status:
+    """A RESP simple string (``+OK``), as opposed to a bulk string."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: bytes) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Status) and other.value == self.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return f"Status({self.value!r})"
+
+
+OK = Status(b"OK")
+
+
+def entry(sid: StreamID, fields: Sequence[bytes]) -> List[Any]:
+    """One stream entry: ``[id, [field, value, ...]]`` (the field list is an array in both protocols)."""
+    return [sid.encode(), list(fields)]
+
+
+def entries(items: Iterable[Tuple[StreamID, Sequence[bytes]]]) -> List[Any]:
+    """A list of entries in iteration order."""
+    return [[sid.encode(), list(fields)] for sid, fields in items]
+
+
+def map_reply(protocol: int, pairs: Iterable[Tuple[bytes, Any]]) -> Any:
+    """``addReplyMapLen``: a RESP3 map (dict) or, under RESP2, a flat ``[k1, v1, k2, v2, ...]`` array."""
+    if protocol == 3:
+        return dict(pairs)
+    flat: List[Any] = []
+    for k, v in pairs:
+        flat.append(k)
+        flat.append(v)
+    return flat
+
+
+def keyed_reply(protocol: int, pairs: Sequence[Tuple[bytes, Any]]) -> Any:
+    """XREAD/XREADGROUP top level: RESP2 ``[[key, value], ...]``, RESP3 ``{key: value}``; nothing → nil."""
+    if not pairs:
+        return None
+    if protocol == 3:
+        return dict(pairs)
+    return [[k, v] for k, v in pairs]
+
+
+def help_reply(lines: Sequence[bytes]) -> List[Status]:
+    """``addReplyHelp``: an array of status lines."""
+    return [Status(line) for line in lines]
