@@ -25,6 +25,7 @@ FEATURES: Mapping[str, str] = MappingProxyType(
         "consumer_active_time": "consumers have active-time / inactive (R7.2+) [row 9]",
         "eager_consumer_creation": "XREADGROUP/XCLAIM/XAUTOCLAIM create the consumer before serving (R7.2+) [row 10]",
         "xsetid_checks_max_deleted": "XSETID refuses an ID below max-deleted-entry-id (R7.2+) [row 11]",
+        "block_timeout_range_check": "BLOCK refuses a timeout whose deadline would overflow int64: 'timeout is out of range' (R7.2+; 7.0 blocks) [timeout.c]",
     }
 )
 
