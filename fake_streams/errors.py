@@ -116,7 +116,7 @@ class ReplyError(Exception):
 
     __slots__ = ("key", "params")
 
-    def __init__(self, key: str, **params: Any) -> None:
+    def __init__(self, key: str, /, **params: Any) -> None:
         if key not in ERRORS:
             raise KeyError(f"unknown error key {key!r}")
         super().__init__(key)

@@ -17,6 +17,8 @@ from .base import BlockRequest, CommandSpec, Context
 
 #: command modules, one per t_stream.c family
 _MODULES = (
+    "xclaim",
+    "xinfo",
 )
 
 CONTAINERS = frozenset({"xgroup", "xinfo"})

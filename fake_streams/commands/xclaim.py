@@ -1,0 +1,278 @@
+"""XCLAIM and XAUTOCLAIM: move pending entries to another consumer (spec §2.13–2.14).
+
+``XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-milliseconds]
+[RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]``
+
+``XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]``
+
+Neither command calls ``signalModifiedKey`` (a WATCHed key stays clean) nor sends a keyspace event
+of its own; the only event is ``xgroup-createconsumer`` when the claiming consumer is created.
+
+Profiles: with ``eager_consumer_creation`` (R7.2+, Valkey) the consumer is looked up or created, and
+its ``seen_time`` set, as soon as the group is found; without it (R7.0) that happens only when the
+first entry is actually claimed, so a call that claims nothing creates no consumer and leaves
+``seen_time`` alone. ``consumer_active_time`` profiles set ``active_time = now`` on every claim.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Tuple
+
+from ..errors import ReplyError
+from ..groups import Consumer, ConsumerGroup
+from ..ids import MIN_ID, StreamID, parse_i64, parse_range_start, parse_strict_id
+from ..reply import entry
+from ..stream import Stream
+from .base import Context, spec
+
+#: ``LONG_MAX / max(sizeof(streamID), attempts_factor)``: the largest COUNT XAUTOCLAIM accepts.
+XAUTOCLAIM_MAX_COUNT = ((1 << 63) - 1) // 16
+#: XAUTOCLAIM examines at most COUNT * this many PEL entries.
+ATTEMPTS_FACTOR = 10
+#: The server allocates ``COUNT * 16`` bytes up front (``ztrymalloc``) and fails with
+#: "Insufficient memory…" when it cannot. Whether that happens depends on the host; the fake fails
+#: exactly when the request exceeds the 47-bit user address space of x86-64/arm64 Linux, which no
+#: server could ever satisfy (e.g. ``COUNT 576460752303423487``, the largest valid COUNT).
+_ALLOC_LIMIT_BYTES = 1 << 47
+
+
+def require_group(ctx: Context, key: bytes, name: bytes) -> Tuple[Stream, ConsumerGroup]:
+    """The stream and group for XCLAIM/XAUTOCLAIM: WRONGTYPE, or NOGROUP when either is missing. O(log g)."""
+    stream = ctx.lookup(key)
+    group = stream.groups.get(name) if stream is not None else None
+    if stream is None or group is None:
+        raise ReplyError("NOGROUP", key=key, group=name)
+    return stream, group
+
+
+def _consumer(ctx: Context, key: bytes, group: ConsumerGroup, name: bytes) -> Consumer:
+    """``streamLookupConsumer`` + ``streamCreateConsumer`` (event ``xgroup-createconsumer``); ``seen_time = now``."""
+    consumer, created = group.lookup_or_create(name, ctx.now_ms)
+    if created:
+        ctx.notify("xgroup-createconsumer", key)
+    consumer.seen_time = ctx.now_ms
+    return consumer
+
+
+def _parse_min_idle(raw: bytes, error: str) -> int:
+    value = parse_i64(raw)
+    if value is None:
+        raise ReplyError(error)
+    return max(0, value)
+
+
+# --------------------------------------------------------------------------------------------- XCLAIM
+
+
+class _ClaimOptions:
+    __slots__ = ("delivery_time", "retry_count", "force", "justid", "last_id")
+
+    def __init__(self) -> None:
+        self.delivery_time: Optional[int] = None  # None: neither IDLE nor TIME given
+        self.retry_count = -1  # -1: RETRYCOUNT not given (a negative value behaves the same)
+        self.force = False
+        self.justid = False
+        self.last_id = MIN_ID
+
+
+def parse_xclaim(args: List[bytes], now_ms: int) -> Tuple[int, List[StreamID], _ClaimOptions]:
+    """min-idle-time, the IDs and the options of XCLAIM (``args`` from ``min-idle-time`` on). O(k).
+
+    IDs are read silently until the first argument that is not a strict ID; everything from there on
+    is an option. Options are case-insensitive and repeatable (the last one wins).
+    """
+    min_idle = _parse_min_idle(args[0], "XCLAIM_MIN_IDLE")
+    ids: List[StreamID] = []
+    j = 1
+    while j < len(args):
+        try:
+            ids.append(parse_strict_id(args[j]))
+        except ReplyError:
+            break
+        j += 1
+    opts = _ClaimOptions()
+    while j < len(args):
+        more = len(args) - 1 - j
+        opt = args[j].upper()
+        if opt == b"FORCE":
+            opts.force = True
+        elif opt == b"JUSTID":
+            opts.justid = True
+        elif opt == b"IDLE" and more:
+            j += 1
+            idle = parse_i64(args[j])
+            if idle is None:
+                raise ReplyError("XCLAIM_IDLE")
+            opts.delivery_time = now_ms - idle
+        elif opt == b"TIME" and more:
+            j += 1
+            opts.delivery_time = parse_i64(args[j])
+            if opts.delivery_time is None:
+                raise ReplyError("XCLAIM_TIME")
+        elif opt == b"RETRYCOUNT" and more:
+            j += 1
+            retry = parse_i64(args[j])
+            if retry is None:
+                raise ReplyError("XCLAIM_RETRYCOUNT")
+            opts.retry_count = retry
+        elif opt == b"LASTID" and more:
+            j += 1
+            opts.last_id = parse_strict_id(args[j])
+        else:
+            raise ReplyError("XCLAIM_UNKNOWN_OPTION", option=args[j])
+        j += 1
+    return min_idle, ids, opts
+
+
+def xclaim(ctx: Context, args: List[bytes]) -> List[Any]:
+    """XCLAIM. O(k log n) for k IDs (n = group PEL size).
+
+    Reply: the claimed entries (or IDs with JUSTID) in argument order; duplicates are processed again.
+    IDs whose entry no longer exists are dropped from the PEL and left out of the reply.
+    """
+    key, group_name, consumer_name = args[0], args[1], args[2]
+    stream, group = require_group(ctx, key, group_name)
+    now = ctx.now_ms
+    min_idle, ids, opts = parse_xclaim(args[3:], now)
+
+    if opts.last_id > group.last_id:
+        group.last_id = opts.last_id  # entries_read is left alone
+    delivery_time = opts.delivery_time
+    if delivery_time is None or delivery_time < 0 or delivery_time > now:
+        delivery_time = now
+
+    profile = ctx.profile
+    consumer: Optional[Consumer] = None
+    if profile.has("eager_consumer_creation"):
+        consumer = _consumer(ctx, key, group, consumer_name)
+    track_active = profile.has("consumer_active_time")
+
+    reply: List[Any] = []
+    for sid in ids:
+        nack = group.pel.get(sid)
+        fields = stream.get(sid)
+        if fields is None:  # deleted, trimmed or never existed
+            if nack is not None:
+                group.remove_pending(sid)
+            continue
+        if nack is None:
+            if not opts.force:
+                continue
+            nack = group.create_unowned(sid, now)  # no owner yet: the min-idle check does not apply
+        elif min_idle and now - nack.delivery_time < min_idle:
+            continue
+        if consumer is None:  # R7.0: looked up / created on the first claim only
+            consumer = _consumer(ctx, key, group, consumer_name)
+        group.assign(sid, nack, consumer)
+        nack.delivery_time = delivery_time
+        if opts.retry_count >= 0:
+            nack.delivery_count = opts.retry_count
+        elif not opts.justid:
+            nack.delivery_count += 1
+        reply.append(sid.encode() if opts.justid else entry(sid, fields))
+        if track_active:
+            consumer.active_time = now
+    return reply
+
+
+# ----------------------------------------------------------------------------------------- XAUTOCLAIM
+
+
+def parse_xautoclaim(args: List[bytes]) -> Tuple[int, StreamID, int, bool]:
+    """min-idle-time, start, COUNT (default 100) and JUSTID of XAUTOCLAIM (``args`` from ``min-idle-time`` on). O(k)."""
+    min_idle = _parse_min_idle(args[0], "XAUTOCLAIM_MIN_IDLE")
+    start = parse_range_start(args[1])
+    count = 100
+    justid = False
+    j = 2
+    while j < len(args):
+        more = len(args) - 1 - j
+        opt = args[j].upper()
+        if opt == b"COUNT" and more:
+            value = parse_i64(args[j + 1])
+            if value is None or not 1 <= value <= XAUTOCLAIM_MAX_COUNT:
+                raise ReplyError("XAUTOCLAIM_COUNT")
+            count = value
+            j += 1
+        elif opt == b"JUSTID":
+            justid = True
+        else:
+            raise ReplyError("SYNTAX")
+        j += 1
+    return min_idle, start, count, justid
+
+
+def xautoclaim(ctx: Context, args: List[bytes]) -> List[Any]:
+    """XAUTOCLAIM. O(COUNT * 10 * log n) at most (n = group PEL size).
+
+    Scans the group PEL from ``start``, examining at most ``COUNT * 10`` entries and stopping after
+    ``COUNT`` results; an entry that no longer exists in the stream is removed from the PEL, reported
+    in the third reply element and consumes COUNT. Reply ``[cursor, claimed, deleted]`` where the
+    cursor is the first PEL ID not examined, or ``0-0`` when the scan reached the end.
+    """
+    key, group_name, consumer_name = args[0], args[1], args[2]
+    min_idle, start, count, justid = parse_xautoclaim(args[3:])
+    stream, group = require_group(ctx, key, group_name)
+    if count * 16 > _ALLOC_LIMIT_BYTES:
+        raise ReplyError("XAUTOCLAIM_COUNT_MEMORY")
+
+    now = ctx.now_ms
+    profile = ctx.profile
+    consumer: Optional[Consumer] = None
+    if profile.has("eager_consumer_creation"):
+        consumer = _consumer(ctx, key, group, consumer_name)
+    track_active = profile.has("consumer_active_time")
+
+    pel = group.pel
+    keys = pel.keys()
+    pos = pel.bisect_left(start)
+    attempts = count * ATTEMPTS_FACTOR
+    claimed: List[Any] = []
+    deleted: List[bytes] = []
+    while attempts and count and pos < len(keys):
+        attempts -= 1
+        sid = keys[pos]
+        fields = stream.get(sid)
+        if fields is None:
+            group.remove_pending(sid)  # the next PEL entry slides into ``pos``
+            deleted.append(sid.encode())
+            count -= 1
+            continue
+        pos += 1
+        nack = pel[sid]
+        if min_idle and now - nack.delivery_time < min_idle:
+            continue
+        if consumer is None:  # R7.0: looked up / created on the first claim only
+            consumer = _consumer(ctx, key, group, consumer_name)
+        group.assign(sid, nack, consumer)
+        nack.delivery_time = now
+        if not justid:
+            nack.delivery_count += 1
+        claimed.append(sid.encode() if justid else entry(sid, fields))
+        count -= 1
+        if track_active:
+            consumer.active_time = now
+    cursor = keys[pos] if pos < len(keys) else MIN_ID
+    return [cursor.encode(), claimed, deleted]
+
+
+SPECS = (
+    spec(
+        "xclaim",
+        -6,
+        "write fast",
+        xclaim,
+        since="5.0.0",
+        summary="Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered to a consumer group member.",
+        complexity="O(log N) with N being the number of messages in the PEL of the consumer group.",
+    ),
+    spec(
+        "xautoclaim",
+        -6,
+        "write fast",
+        xautoclaim,
+        since="6.2.0",
+        summary="Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to a consumer group member.",
+        complexity="O(1) if COUNT is small.",
+    ),
+)

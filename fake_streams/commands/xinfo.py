@@ -1,0 +1,267 @@
+"""XINFO: stream, group and consumer introspection (``xinfoCommand``, spec §2.15).
+
+``XINFO STREAM key [FULL [COUNT count]]`` · ``XINFO GROUPS key`` · ``XINFO CONSUMERS key group`` · ``XINFO HELP``
+
+The transport dispatches ``xinfo|<sub>`` and checks arity; each handler gets the arguments after the
+subcommand name. Every subcommand except HELP looks the key up *before* reading its options
+(``ERR no such key`` / WRONGTYPE first). Maps go through :func:`~fake_streams.reply.map_reply`
+(RESP3 map, RESP2 flat array); "nil" values are nil-bulk (``None``). Times come from ``ctx.now_ms``.
+
+Profiles: without ``consumer_active_time`` (R7.0) consumers have no ``active-time`` / ``inactive``
+field (XINFO CONSUMERS map(3), FULL consumer map(4)); the HELP footer is ``profile.help_footer``.
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import Any, Iterable, List, Optional, Tuple
+
+from ..errors import ReplyError
+from ..groups import INVALID_ENTRIES_READ, NEVER_ACTIVE, ConsumerGroup, group_lag
+from ..ids import MAX_ID, MIN_ID, parse_i64
+from ..reply import entries, entry, help_reply, map_reply
+from ..stream import Stream
+from .base import Context, spec
+
+#: ``XINFO STREAM key FULL`` without COUNT (or with a negative COUNT) reports this many items per list.
+FULL_DEFAULT_COUNT = 10
+
+_HELP = (
+    b"XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    b"CONSUMERS <key> <groupname>",
+    b"    Show consumers of <groupname>.",
+    b"GROUPS <key>",
+    b"    Show the stream consumer groups.",
+    b"STREAM <key> [FULL [COUNT <count>]",  # unbalanced bracket: verbatim from the server
+    b"    Show information about the stream.",
+    b"HELP",
+)
+
+
+def require_stream(ctx: Context, key: bytes) -> Stream:
+    """``lookupKeyReadOrReply(..., shared.nokeyerr)`` + ``checkType``: ``ERR no such key`` / WRONGTYPE. O(1)."""
+    stream = ctx.lookup(key)
+    if stream is None:
+        raise ReplyError("NO_SUCH_KEY")
+    return stream
+
+
+def _typed_subcommand(ctx: Context) -> bytes:
+    """argv[1] exactly as the client typed it (``addReplySubcommandSyntaxError`` echoes it).
+
+    The Context contract does not carry it yet: a transport that knows it exposes the full argv as
+    ``ctx.argv``; otherwise the upper-case name that redis-py sends is used.
+    """
+    argv = getattr(ctx, "argv", None)
+    if argv is not None and len(argv) > 1:
+        return bytes(argv[1])
+    return b"STREAM"
+
+
+def _entries_read(group: ConsumerGroup) -> Optional[int]:
+    return None if group.entries_read == INVALID_ENTRIES_READ else group.entries_read
+
+
+def _rax_counts(stream: Stream) -> Tuple[int, int]:
+    """``radix-tree-keys`` (listpack nodes) and ``radix-tree-nodes`` (rax nodes) of the node model (spec §5.1, §5.3). O(1)."""
+    keys = getattr(stream, "radix_tree_keys", None)
+    nodes = getattr(stream, "radix_tree_nodes", None)
+    if keys is None or nodes is None:  # pragma: no cover - until the listpack node model lands in stream.py
+        keys = (len(stream) + 99) // 100
+        nodes = keys + 1
+    return keys, nodes
+
+
+def _head(stream: Stream) -> List[Tuple[bytes, Any]]:
+    """The seven fields XINFO STREAM and XINFO STREAM FULL share, in the server's order. O(1)."""
+    keys, nodes = _rax_counts(stream)
+    return [
+        (b"length", len(stream)),
+        (b"radix-tree-keys", keys),
+        (b"radix-tree-nodes", nodes),
+        (b"last-generated-id", stream.last_id.encode()),
+        (b"max-deleted-entry-id", stream.max_deleted_entry_id.encode()),
+        (b"entries-added", stream.entries_added),
+        (b"recorded-first-entry-id", stream.first_id.encode()),
+    ]
+
+
+def _first(items: Iterable[Any], count: int) -> Iterable[Any]:
+    """The first ``count`` items (all of them when ``count`` is 0)."""
+    return items if count == 0 else islice(items, count)
+
+
+def parse_xinfo_stream_options(ctx: Context, opts: List[bytes]) -> Optional[int]:
+    """None for the summary form, else the FULL COUNT (0 = everything). O(1).
+
+    Accepted shapes: nothing, ``FULL``, ``FULL COUNT n`` (case-insensitive); anything else is the
+    subcommand syntax error. ``n`` must be an integer; a negative ``n`` means the default 10.
+    """
+    if not opts:
+        return None
+    if len(opts) not in (1, 3) or opts[0].upper() != b"FULL":
+        raise ReplyError("SUBCOMMAND_SYNTAX", subcommand=_typed_subcommand(ctx), container="XINFO")
+    if len(opts) == 1:
+        return FULL_DEFAULT_COUNT
+    if opts[1].upper() != b"COUNT":
+        raise ReplyError("SUBCOMMAND_SYNTAX", subcommand=_typed_subcommand(ctx), container="XINFO")
+    count = parse_i64(opts[2])
+    if count is None:
+        raise ReplyError("NOT_INTEGER")
+    return FULL_DEFAULT_COUNT if count < 0 else count
+
+
+def xinfo_stream(ctx: Context, args: List[bytes]) -> Any:
+    """XINFO STREAM key [FULL [COUNT count]].
+
+    Summary: map(10), O(log n). FULL: map(9), O(count) entries + per group O(count) PEL entries and
+    O(c + c * count) for its c consumers (COUNT 0 = everything).
+    """
+    stream = require_stream(ctx, args[0])
+    count = parse_xinfo_stream_options(ctx, args[1:])
+    protocol = ctx.protocol
+    pairs = _head(stream)
+    if count is None:
+        first = stream.first_entry()
+        last = stream.last_entry()
+        pairs += [
+            (b"groups", len(stream.groups)),
+            (b"first-entry", entry(*first) if first is not None else None),
+            (b"last-entry", entry(*last) if last is not None else None),
+        ]
+        return map_reply(protocol, pairs)
+    pairs += [
+        (b"entries", entries(stream.range(MIN_ID, MAX_ID, count))),
+        (b"groups", [_full_group(ctx, stream, group, count) for group in stream.groups.values()]),
+    ]
+    return map_reply(protocol, pairs)
+
+
+def _full_group(ctx: Context, stream: Stream, group: ConsumerGroup, count: int) -> Any:
+    """One group of XINFO STREAM FULL: map(7)."""
+    pending = [
+        [sid.encode(), nack.consumer.name, nack.delivery_time, nack.delivery_count]
+        for sid, nack in _first(group.pel.items(), count)
+    ]
+    with_active = ctx.profile.has("consumer_active_time")
+    consumers = []
+    for consumer in group.consumers.values():
+        fields: List[Tuple[bytes, Any]] = [(b"name", consumer.name), (b"seen-time", consumer.seen_time)]
+        if with_active:
+            fields.append((b"active-time", consumer.active_time))
+        fields += [
+            (b"pel-count", len(consumer.pel)),
+            (
+                b"pending",
+                [[sid.encode(), nack.delivery_time, nack.delivery_count] for sid, nack in _first(consumer.pel.items(), count)],
+            ),
+        ]
+        consumers.append(map_reply(ctx.protocol, fields))
+    return map_reply(
+        ctx.protocol,
+        [
+            (b"name", group.name),
+            (b"last-delivered-id", group.last_id.encode()),
+            (b"entries-read", _entries_read(group)),
+            (b"lag", group_lag(stream, group)),
+            (b"pel-count", len(group.pel)),
+            (b"pending", pending),
+            (b"consumers", consumers),
+        ],
+    )
+
+
+def xinfo_groups(ctx: Context, args: List[bytes]) -> List[Any]:
+    """XINFO GROUPS key: map(6) per group, in name order. O(g)."""
+    stream = require_stream(ctx, args[0])
+    return [
+        map_reply(
+            ctx.protocol,
+            [
+                (b"name", group.name),
+                (b"consumers", len(group.consumers)),
+                (b"pending", len(group.pel)),
+                (b"last-delivered-id", group.last_id.encode()),
+                (b"entries-read", _entries_read(group)),
+                (b"lag", group_lag(stream, group)),
+            ],
+        )
+        for group in stream.groups.values()
+    ]
+
+
+def xinfo_consumers(ctx: Context, args: List[bytes]) -> List[Any]:
+    """XINFO CONSUMERS key group: map(4) per consumer (map(3) on R7.0), in name order. O(c)."""
+    key, name = args[0], args[1]
+    stream = require_stream(ctx, key)
+    group = stream.groups.get(name)
+    if group is None:
+        raise ReplyError("NOGROUP_FOR_KEY", group=name, key=key)
+    now = ctx.now_ms
+    with_active = ctx.profile.has("consumer_active_time")
+    reply = []
+    for consumer in group.consumers.values():
+        fields: List[Tuple[bytes, Any]] = [
+            (b"name", consumer.name),
+            (b"pending", len(consumer.pel)),
+            (b"idle", max(0, now - consumer.seen_time)),
+        ]
+        if with_active:
+            active = consumer.active_time
+            fields.append((b"inactive", NEVER_ACTIVE if active == NEVER_ACTIVE else now - active))
+        reply.append(map_reply(ctx.protocol, fields))
+    return reply
+
+
+def xinfo_help(ctx: Context, args: List[bytes]) -> List[Any]:
+    """XINFO HELP: nine status lines; the footer differs by profile. O(1)."""
+    return help_reply(_HELP + (ctx.profile.help_footer,))
+
+
+SPECS = (
+    spec(
+        "xinfo",
+        -2,
+        "",
+        None,
+        since="5.0.0",
+        summary="A container for stream introspection commands.",
+        complexity="Depends on subcommand.",
+    ),
+    spec(
+        "xinfo|consumers",
+        4,
+        "readonly",
+        xinfo_consumers,
+        since="5.0.0",
+        summary="Returns a list of the consumers in a consumer group.",
+        complexity="O(1)",
+    ),
+    spec(
+        "xinfo|groups",
+        3,
+        "readonly",
+        xinfo_groups,
+        since="5.0.0",
+        summary="Returns a list of the consumer groups of a stream.",
+        complexity="O(1)",
+    ),
+    spec(
+        "xinfo|help",
+        2,
+        "loading stale",
+        xinfo_help,
+        since="5.0.0",
+        summary="Returns helpful text about the different subcommands.",
+        complexity="O(1)",
+    ),
+    spec(
+        "xinfo|stream",
+        -3,
+        "readonly",
+        xinfo_stream,
+        since="5.0.0",
+        summary="Returns information about a stream.",
+        complexity="O(1)",
+    ),
+)
