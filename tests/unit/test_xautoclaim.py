@@ -1,0 +1,414 @@
+"""XAUTOCLAIM (spec §2.14) and every example of the XAUTOCLAIM seed document (seeds/002_3f1eb436fefa0333.txt).
+
+State is built on the model directly (no XADD / XGROUP / XREADGROUP needed); times are explicit ``ctx.now_ms``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fake_streams.errors import ERRORS
+from fake_streams.groups import NEVER_ACTIVE, ConsumerGroup, advance_entries_read
+from fake_streams.ids import MIN_ID, StreamID
+from tests.support.context import DictContext
+
+ALL = ("7.0", "7.2", "7.4", "valkey-8.0")
+EAGER = ("7.2", "7.4", "valkey-8.0")
+T0 = 1_700_000_000_000
+F = [b"f", b"v"]
+MAX_COUNT = "576460752303423487"  # LONG_MAX / 16
+
+
+def sid(ms, seq=0):
+    return StreamID(ms, seq)
+
+
+def setup(version="7.4", n=3, now=T0, protocol=2, key=b"s"):
+    ctx = DictContext(version, protocol=protocol, now_ms=now)
+    stream = ctx.create(key)
+    for ms in range(1, n + 1):
+        stream.append(sid(ms), F)
+    group = ConsumerGroup(b"g", MIN_ID)
+    stream.groups[b"g"] = group
+    return ctx, stream, group
+
+
+def deliver(stream, group, name, ids, now):
+    """What XREADGROUP ``>`` does to the group for ``ids``."""
+    consumer, _ = group.lookup_or_create(name, now)
+    for s in ids:
+        if s > group.last_id:
+            advance_entries_read(stream, group, s)
+            group.last_id = s
+        group.deliver(s, consumer, now)
+    consumer.seen_time = now
+    consumer.active_time = now
+    return consumer
+
+
+def check(stream):
+    stream._check()
+    for group in stream.groups.values():
+        group._check()
+
+
+def pel(group):
+    return {s: (n.consumer.name, n.delivery_time, n.delivery_count) for s, n in group.pel.items()}
+
+
+def err(name, /, **params):
+    text = ERRORS[name]
+    return text.format(**params) if params else text
+
+
+# ----------------------------------------------------------------------------------- argument errors
+
+
+@pytest.mark.parametrize(
+    "tail, expected",
+    [
+        (["x", "0"], err("XAUTOCLAIM_MIN_IDLE")),
+        (["+1", "0"], err("XAUTOCLAIM_MIN_IDLE")),
+        (["0", "x"], err("INVALID_STREAM_ID")),
+        (["0", "("], err("INVALID_STREAM_ID")),
+        (["0", "(-"], err("INVALID_STREAM_ID")),
+        (["0", "(18446744073709551615-18446744073709551615"], err("INVALID_START_ID")),
+        (["0", "0", "COUNT", "0"], err("XAUTOCLAIM_COUNT")),
+        (["0", "0", "COUNT", "-1"], err("XAUTOCLAIM_COUNT")),
+        (["0", "0", "COUNT", "abc"], err("XAUTOCLAIM_COUNT")),
+        (["0", "0", "COUNT", "+1"], err("XAUTOCLAIM_COUNT")),
+        (["0", "0", "COUNT", "01"], err("XAUTOCLAIM_COUNT")),
+        (["0", "0", "COUNT", "576460752303423488"], err("XAUTOCLAIM_COUNT")),
+        (["0", "0", "COUNT", "8070450532247928833"], err("XAUTOCLAIM_COUNT")),  # "XAUTOCLAIM with out of range count"
+        (["0", "0", "COUNT", "99999999999999999999"], err("XAUTOCLAIM_COUNT")),
+        (["0", "0", "COUNT"], err("SYNTAX")),
+        (["0", "0", "JUSTID", "foo"], err("SYNTAX")),
+        (["0", "0", "FOO"], err("SYNTAX")),
+        (["0", "0", "COUNT", "5", "COUNT", "0"], err("XAUTOCLAIM_COUNT")),
+        # argument errors come before the key lookup: this key does not exist
+        (["0", "0", "COUNT", MAX_COUNT], err("NOGROUP", key="nokey", group="g")),
+        (["0", "0", "count", "1", "justid"], err("NOGROUP", key="nokey", group="g")),
+    ],
+)
+def test_argument_errors_come_before_the_key(tail, expected):
+    ctx = DictContext()
+    assert ctx.run("XAUTOCLAIM", "nokey", "g", "c", *tail) == expected
+
+
+def test_wrong_type_after_arguments():
+    ctx = DictContext()
+    ctx.keyspace[b"str"] = b"x"
+    assert ctx.run("XAUTOCLAIM", "str", "g", "c", "0", "0", "COUNT", "x") == err("XAUTOCLAIM_COUNT")
+    assert ctx.run("XAUTOCLAIM", "str", "g", "c", "0", "0") == err("WRONGTYPE")
+
+
+def test_missing_group():
+    ctx, stream, group = setup()
+    assert ctx.run("XAUTOCLAIM", "s", "nog", "c", "0", "0") == "NOGROUP No such key 's' or consumer group 'nog'"
+
+
+def test_arity():
+    ctx, stream, group = setup()
+    assert ctx.run("XAUTOCLAIM", "s", "g", "c", "0") == "ERR wrong number of arguments for 'xautoclaim' command"
+
+
+@pytest.mark.parametrize("version", ALL)
+def test_count_too_high_for_the_transient_allocation(version):
+    ctx, stream, group = setup(version)
+    deliver(stream, group, b"alice", [sid(1)], T0 - 10)
+    assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "0", "0", "COUNT", MAX_COUNT) == err("XAUTOCLAIM_COUNT_MEMORY")
+    assert list(group.consumers) == [b"alice"]  # checked before the consumer is created
+    assert ctx.events == []
+
+
+def test_large_but_allocatable_count_is_fine():
+    ctx, stream, group = setup()
+    deliver(stream, group, b"alice", [sid(1)], T0 - 10)
+    assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "0", "0", "COUNT", str(2**43)) == [b"0-0", [[b"1-0", F]], []]
+
+
+# ---------------------------------------------------------------------------------------- claiming
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_claims_idle_entries_and_bumps_count(protocol):
+    ctx, stream, group = setup(protocol=protocol)
+    deliver(stream, group, b"alice", [sid(1), sid(2)], T0 - 5000)
+    deliver(stream, group, b"alice", [sid(3)], T0 - 10)
+    reply = ctx.run("XAUTOCLAIM", "s", "g", "bob", "1000", "0-0")
+    assert reply == [b"0-0", [[b"1-0", F], [b"2-0", F]], []]
+    assert type(reply) is list and type(reply[1]) is list and type(reply[2]) is list  # redis-py mutates it
+    assert pel(group) == {sid(1): (b"bob", T0, 2), sid(2): (b"bob", T0, 2), sid(3): (b"alice", T0 - 10, 1)}
+    assert ctx.modified_keys == []
+    check(stream)
+
+
+def test_idle_boundary_and_negative_min_idle():
+    ctx, stream, group = setup()
+    deliver(stream, group, b"alice", [sid(1)], T0 - 1000)
+    deliver(stream, group, b"alice", [sid(2)], T0 - 999)
+    assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "1000", "-", "JUSTID") == [b"0-0", [b"1-0"], []]
+    assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "-7", "-", "JUSTID") == [b"0-0", [b"1-0", b"2-0"], []]
+
+
+def test_justid_does_not_bump_the_count_and_resets_idle():
+    ctx, stream, group = setup()
+    deliver(stream, group, b"alice", [sid(1)], T0 - 10)
+    assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "0", "0", "justid") == [b"0-0", [b"1-0"], []]
+    assert pel(group) == {sid(1): (b"bob", T0, 1)}
+
+
+def test_reclaim_by_the_owner():
+    ctx, stream, group = setup()
+    deliver(stream, group, b"alice", [sid(1)], T0 - 10)
+    assert ctx.run("XAUTOCLAIM", "s", "g", "alice", "0", "0") == [b"0-0", [[b"1-0", F]], []]
+    assert pel(group) == {sid(1): (b"alice", T0, 2)}
+    check(stream)
+
+
+@pytest.mark.parametrize(
+    "start, claimed",
+    [
+        ("-", [b"1-0", b"2-0", b"3-0"]),
+        ("0", [b"1-0", b"2-0", b"3-0"]),
+        ("2", [b"2-0", b"3-0"]),  # incomplete ID: seq 0
+        ("2-0", [b"2-0", b"3-0"]),
+        ("(2-0", [b"3-0"]),  # exclusive start
+        ("(2", [b"3-0"]),
+        ("+", []),
+        ("(1", [b"2-0", b"3-0"]),
+    ],
+)
+def test_start_interval(start, claimed):
+    ctx, stream, group = setup()
+    deliver(stream, group, b"alice", [sid(1), sid(2), sid(3)], T0 - 10)
+    assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "0", start, "JUSTID") == [b"0-0", claimed, []]
+
+
+def test_as_an_iterator():
+    # test "XAUTOCLAIM as an iterator": the cursor is the next PEL ID, 0-0 at the end
+    ctx, stream, group = setup(n=5)
+    deliver(stream, group, b"consumer1", [sid(i) for i in range(1, 6)], T0 - 200)
+    assert ctx.run("XAUTOCLAIM", "s", "g", "consumer2", "10", "-", "COUNT", "2") == [b"3-0", [[b"1-0", F], [b"2-0", F]], []]
+    assert ctx.run("XAUTOCLAIM", "s", "g", "consumer2", "10", "3-0", "COUNT", "2") == [b"5-0", [[b"3-0", F], [b"4-0", F]], []]
+    assert ctx.run("XAUTOCLAIM", "s", "g", "consumer2", "10", "5-0", "COUNT", "1") == [b"0-0", [[b"5-0", F]], []]
+    check(stream)
+
+
+def test_options_are_repeatable_last_count_wins():
+    ctx, stream, group = setup(n=5)
+    deliver(stream, group, b"alice", [sid(i) for i in range(1, 6)], T0 - 10)
+    reply = ctx.run("XAUTOCLAIM", "s", "g", "bob", "0", "-", "justid", "count", "5", "COUNT", "1", "JUSTID")
+    assert reply == [b"2-0", [b"1-0"], []]
+
+
+def test_default_count_is_100():
+    ctx, stream, group = setup(n=150)
+    deliver(stream, group, b"alice", [sid(i) for i in range(1, 151)], T0 - 10)
+    cursor, claimed, deleted = ctx.run("XAUTOCLAIM", "s", "g", "bob", "0", "-", "JUSTID")
+    assert (cursor, len(claimed), claimed[-1], deleted) == (b"101-0", 100, b"100-0", [])
+
+
+def test_attempts_are_count_times_ten(monkeypatch):
+    ctx, stream, group = setup(n=30)
+    deliver(stream, group, b"alice", [sid(i) for i in range(1, 31)], T0 - 10)
+    calls = []
+    real_get = type(stream).get
+    monkeypatch.setattr(type(stream), "get", lambda self, s: calls.append(s) or real_get(self, s))  # count lookups
+    assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "1000", "-", "COUNT", "2") == [b"21-0", [], []]
+    assert len(calls) == 20  # 20 examined, never the whole PEL
+    assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "1000", "21-0", "COUNT", "2") == [b"0-0", [], []]
+    assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "1000", "-", "COUNT", "1") == [b"11-0", [], []]
+
+
+def test_not_idle_entries_do_not_consume_count():
+    ctx, stream, group = setup(n=6)
+    deliver(stream, group, b"alice", [sid(1), sid(3), sid(5)], T0 - 10)
+    deliver(stream, group, b"alice", [sid(2), sid(4), sid(6)], T0 - 5000)
+    assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "1000", "-", "COUNT", "2", "JUSTID") == [b"5-0", [b"2-0", b"4-0"], []]
+
+
+# ----------------------------------------------------------------------------------------- deletions
+
+
+def test_with_xdel():
+    # test "XAUTOCLAIM with XDEL" -> {0-0 {{1-0 {f v}} {3-0 {f v}}} 2-0}
+    ctx, stream, group = setup()
+    deliver(stream, group, b"Alice", [sid(1), sid(2), sid(3)], T0)
+    stream.delete(sid(2))
+    assert ctx.run("XAUTOCLAIM", "s", "g", "Bob", "0", "0-0") == [b"0-0", [[b"1-0", F], [b"3-0", F]], [b"2-0"]]
+    assert list(group.pel) == [sid(1), sid(3)]
+    check(stream)
+
+
+def test_with_xdel_and_count():
+    # test "XAUTOCLAIM with XDEL and count": deleted IDs consume COUNT
+    ctx, stream, group = setup()
+    deliver(stream, group, b"Alice", [sid(1), sid(2), sid(3)], T0)
+    stream.delete(sid(1))
+    stream.delete(sid(2))
+    assert ctx.run("XAUTOCLAIM", "s", "g", "Bob", "0", "0-0", "COUNT", "1") == [b"2-0", [], [b"1-0"]]
+    assert ctx.run("XAUTOCLAIM", "s", "g", "Bob", "0", "2-0", "COUNT", "1") == [b"3-0", [], [b"2-0"]]
+    assert ctx.run("XAUTOCLAIM", "s", "g", "Bob", "0", "3-0", "COUNT", "1") == [b"0-0", [[b"3-0", F]], []]
+    assert len(group.consumers[b"Alice"].pel) == 0  # XPENDING x grp - + 10 Alice -> {}
+    check(stream)
+
+
+def test_deleted_ids_reported_with_justid_and_regardless_of_idle():
+    ctx, stream, group = setup(n=4)
+    deliver(stream, group, b"alice", [sid(1), sid(2), sid(3), sid(4)], T0)
+    stream.delete(sid(2))
+    stream.delete(sid(4))
+    assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "999999", "-", "JUSTID") == [b"0-0", [], [b"2-0", b"4-0"]]
+    assert list(group.pel) == [sid(1), sid(3)]
+    check(stream)
+
+
+def test_deleted_last_in_batch_cursor_is_the_next_pel_id():
+    ctx, stream, group = setup(n=4)
+    deliver(stream, group, b"alice", [sid(1), sid(2), sid(3), sid(4)], T0 - 10)
+    stream.delete(sid(2))
+    assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "0", "-", "COUNT", "2", "JUSTID") == [b"3-0", [b"1-0"], [b"2-0"]]
+    check(stream)
+
+
+# ------------------------------------------------------------------------------ consumers per profile
+
+
+@pytest.mark.parametrize("version", EAGER)
+def test_consumer_created_even_if_nothing_is_claimed(version):
+    ctx, stream, group = setup(version)
+    assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "0", "0") == [b"0-0", [], []]
+    bob = group.consumers[b"bob"]
+    assert (bob.seen_time, bob.active_time) == (T0, NEVER_ACTIVE)
+    assert ctx.events == [("xgroup-createconsumer", b"s")]
+    check(stream)
+
+
+def test_r70_consumer_created_only_on_first_claim():
+    ctx, stream, group = setup("7.0")
+    deliver(stream, group, b"alice", [sid(1)], T0 - 10)
+    assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "1000", "0") == [b"0-0", [], []]
+    assert list(group.consumers) == [b"alice"]
+    stream.delete(sid(1))
+    assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "0", "0") == [b"0-0", [], [b"1-0"]]  # a deletion is no claim
+    assert list(group.consumers) == [b"alice"]
+    assert ctx.events == []
+    deliver(stream, group, b"alice", [sid(2)], T0 - 10)
+    ctx.now_ms = T0 + 5
+    assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "0", "0", "JUSTID") == [b"0-0", [b"2-0"], []]
+    bob = group.consumers[b"bob"]
+    assert (bob.seen_time, bob.active_time) == (T0 + 5, NEVER_ACTIVE)
+    assert ctx.events == [("xgroup-createconsumer", b"s")]
+    check(stream)
+
+
+@pytest.mark.parametrize("version", EAGER)
+def test_seen_time_every_call_active_time_on_claims(version):
+    ctx, stream, group = setup(version)
+    deliver(stream, group, b"alice", [sid(1)], T0 - 5000)
+    alice = group.consumers[b"alice"]
+    ctx.now_ms = T0 + 10
+    assert ctx.run("XAUTOCLAIM", "s", "g", "alice", "999999", "0") == [b"0-0", [], []]
+    assert (alice.seen_time, alice.active_time) == (T0 + 10, T0 - 5000)
+    ctx.now_ms = T0 + 20
+    assert ctx.run("XAUTOCLAIM", "s", "g", "alice", "0", "0", "JUSTID") == [b"0-0", [b"1-0"], []]
+    assert (alice.seen_time, alice.active_time) == (T0 + 20, T0 + 20)
+
+
+def test_r70_seen_time_only_when_claiming():
+    ctx, stream, group = setup("7.0")
+    deliver(stream, group, b"alice", [sid(1)], T0 - 5000)
+    alice = group.consumers[b"alice"]
+    ctx.now_ms = T0 + 10
+    assert ctx.run("XAUTOCLAIM", "s", "g", "alice", "999999", "0") == [b"0-0", [], []]
+    assert alice.seen_time == T0 - 5000
+
+
+# -------------------------------------------------------------------------------- the seed document
+# seeds/002_3f1eb436fefa0333.txt (Chinese XAUTOCLAIM page). Its entry ID 1609338752495-0 is an XADD *
+# at that millisecond; "1 hour later" is now + 3600000 ms.
+
+SEED_ID = StreamID(1609338752495, 0)
+SEED_T = 1609338752495
+HOUR = 3_600_000
+
+
+def seed_state(version="7.4"):
+    """> XADD mystream * field value / XGROUP CREATE mystream mygroup 0 / XREADGROUP GROUP mygroup Alice COUNT 1 ..."""
+    ctx = DictContext(version, now_ms=SEED_T)
+    stream = ctx.create(b"mystream")
+    stream.append(SEED_ID, [b"field", b"value"])
+    group = ConsumerGroup(b"mygroup", MIN_ID)
+    stream.groups[b"mygroup"] = group
+    deliver(stream, group, b"Alice", [SEED_ID], SEED_T)
+    return ctx, stream, group
+
+
+@pytest.mark.parametrize("version", ALL)
+def test_seed_basic_usage(version):
+    ctx, stream, group = seed_state(version)
+    ctx.now_ms = SEED_T + HOUR  # Alice has not acknowledged for an hour; Bob claims
+    reply = ctx.run("XAUTOCLAIM", "mystream", "mygroup", "Bob", "3600000", "0-0", "COUNT", "25")
+    assert reply == [b"0-0", [[b"1609338752495-0", [b"field", b"value"]]], []]
+    assert pel(group) == {SEED_ID: (b"Bob", SEED_T + HOUR, 2)}
+    check(stream)
+
+
+@pytest.mark.parametrize("version", ALL)
+def test_seed_justid(version):
+    # The seed shows this as its own example; run right after the previous one it would claim nothing
+    # (Bob's claim reset the idle time), so it starts from the same "one hour later" state.
+    ctx, stream, group = seed_state(version)
+    ctx.now_ms = SEED_T + HOUR
+    reply = ctx.run("XAUTOCLAIM", "mystream", "mygroup", "Bob", "3600000", "0-0", "JUSTID")
+    assert reply == [b"0-0", [b"1609338752495-0"], []]
+    assert pel(group) == {SEED_ID: (b"Bob", SEED_T + HOUR, 1)}  # "retry counter 不会递增" with JUSTID
+    check(stream)
+
+
+@pytest.mark.parametrize("version", ALL)
+def test_seed_cursor_iteration(version):
+    # The seed's cursor example returns cursor 1610000000000-0 after claiming one entry with COUNT 10.
+    # That only happens when the scan used up its COUNT*10 = 100 attempts: the seed leaves out 99 other
+    # pending entries (not idle for 60 s) between the two IDs. They are built here so the replies are exact.
+    ctx, stream, group = seed_state(version)
+    recent = [StreamID(1609999999901 + i, 0) for i in range(99)] + [StreamID(1610000000000, 0), StreamID(1610000000001, 0)]
+    for s in recent:
+        stream.append(s, [b"field", b"value"])
+    now = 1610000030000
+    deliver(stream, group, b"Alice", recent, now - 30_000)
+    ctx.now_ms = now
+    reply = ctx.run("XAUTOCLAIM", "mystream", "mygroup", "Charlie", "60000", "0-0", "COUNT", "10")
+    assert reply == [b"1610000000000-0", [[b"1609338752495-0", [b"field", b"value"]]], []]
+    # continue the scan from the cursor
+    reply = ctx.run("XAUTOCLAIM", "mystream", "mygroup", "Charlie", "60000", "1610000000000-0", "COUNT", "10")
+    assert reply == [b"0-0", [], []]
+    assert list(group.consumers[b"Charlie"].pel) == [SEED_ID]
+    check(stream)
+
+
+def test_seed_common_errors():
+    ctx, stream, group = seed_state()
+    ctx.now_ms = SEED_T + HOUR
+    # NOGROUP: the group does not exist
+    assert ctx.run("XAUTOCLAIM", "mystream", "nogroup", "Bob", "3600000", "0-0") == (
+        "NOGROUP No such key 'mystream' or consumer group 'nogroup'"
+    )
+    # missing required arguments
+    assert ctx.run("XAUTOCLAIM", "mystream", "mygroup", "Bob", "3600000") == (
+        "ERR wrong number of arguments for 'xautoclaim' command"
+    )
+    # The seed lists a negative min-idle-time as an invalid argument. The server accepts it and treats
+    # it as 0 (t_stream.c: `if (minidle < 0) minidle = 0;`), so the server behaviour is tested: it claims.
+    assert ctx.run("XAUTOCLAIM", "mystream", "mygroup", "Bob", "-1", "0-0", "JUSTID") == [b"0-0", [b"1609338752495-0"], []]
+    # only a non-integer min-idle-time is an error
+    assert ctx.run("XAUTOCLAIM", "mystream", "mygroup", "Bob", "soon", "0-0") == err("XAUTOCLAIM_MIN_IDLE")
+
+
+def test_seed_zero_cursor_can_be_called_again_for_new_idle_entries():
+    ctx, stream, group = seed_state()
+    ctx.now_ms = SEED_T + 1000
+    assert ctx.run("XAUTOCLAIM", "mystream", "mygroup", "Bob", "3600000", "0-0") == [b"0-0", [], []]
+    ctx.now_ms = SEED_T + HOUR
+    assert ctx.run("XAUTOCLAIM", "mystream", "mygroup", "Bob", "3600000", "0-0", "JUSTID") == [b"0-0", [b"1609338752495-0"], []]
