@@ -1,23 +1,53 @@
-"""The stream value (``stream`` in stream.h): entries, counters and consumer groups. No RESP, no keys, no clock.
+"""The stream value (``stream`` in stream.h): entries, macro nodes, counters and consumer groups.
 
-Entries are kept in a :class:`sortedcontainers.SortedDict` keyed by :class:`StreamID`:
-append/lookup/delete O(log n), range O(log n + k).
+No RESP, no keys, no clock. Two indexes are kept side by side:
 
-Invariants (checked by :meth:`Stream._check`):
+* ``_entries`` — a :class:`sortedcontainers.SortedDict` of the *live* entries, ``StreamID → [f1, v1, ...]``:
+  lookups O(1), append/delete O(log n), range O(log n + k);
+* ``_nodes`` — a :class:`sortedcontainers.SortedDict` of the listpack macro nodes by master ID
+  (:class:`~fake_streams.nodes.Node`: live/deleted counts, byte size, master fields, last written ID),
+  reproducing the server's node boundaries (spec §5.1). The live entries of a node are exactly the
+  live IDs in ``[node.master, next node's master)``; a node is found by bisection, O(log #nodes).
+
+Public API (method names and semantics shared with the XREAD / group / XINFO modules):
+
+* adding: :meth:`append` (caller checked ``sid > last_id``);
+* reading: :meth:`get`, ``in``, :meth:`range`, :meth:`iter_after`, :meth:`first_entry`,
+  :meth:`last_entry`, :meth:`last_valid_id`, ``len()``;
+* removing: :meth:`delete` (one XDEL ID), :meth:`trim` (``streamTrim``: MAXLEN/MINID, ``~``, LIMIT);
+* counters (attributes): ``last_id``, ``first_id``, ``max_deleted_entry_id``, ``entries_added``;
+  XSETID assigns ``last_id`` / ``entries_added`` / ``max_deleted_entry_id`` directly;
+* node model (additions): ``radix_tree_keys`` (number of nodes, O(1)), ``radix_tree_nodes``
+  (rax node count: O(#nodes) when the node set changed since the last call, else O(1)),
+  :meth:`node_layout` (debug view), :meth:`default_trim_limit`;
+* config (additions): ``stream_node_max_entries`` (default 100) and ``stream_node_max_bytes``
+  (default 4096) are read at every append / approximate trim. They are class attributes that an
+  instance may override (``Stream(node_max_entries=..)`` or plain assignment); a subclass may turn them
+  into properties that read a server-level CONFIG.
+* ``groups``: group name (bytes) → group object, iterated in name order (owned by the group modules).
+
+Invariants (checked by :meth:`Stream._check`, O(n)):
 
 * ``len(self)`` is the number of live entries; every live ID is ``<= last_id``;
 * ``first_id`` ("recorded-first-entry-id") is the first live ID, or ``0-0`` when empty;
 * ``max_deleted_entry_id`` only grows through XDEL (trimming never moves it) or is set by XSETID;
-* ``entries_added`` counts every successful XADD (or what XSETID set).
+* ``entries_added`` counts every successful XADD (or what XSETID set);
+* node counts: the sum of ``node.count`` is ``len(self)``, each node's count equals the live IDs in
+  its key range, ``count + deleted >= 1``; the cached rax node count matches a fresh computation.
+
+Known gap: the server appends to its *last* node even when XSETID moved ``last_id`` below that
+node's master (only possible over a node left with tombstones only by exact MINID trimming); this
+model then appends to the node that owns the ID by order, or opens a new node.
 """
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 from sortedcontainers import SortedDict
 
 from .ids import MIN_ID, StreamID
+from .nodes import Node, node_layout, rax_key, rax_node_count
 
 Entry = Tuple[StreamID, List[bytes]]
 
@@ -25,13 +55,24 @@ Entry = Tuple[StreamID, List[bytes]]
 class Stream:
     """One stream. ``groups`` maps group name (bytes) → group object, iterated in name order."""
 
-    def __init__(self) -> None:
+    #: ``stream-node-max-entries``: a node takes at most this many entries (live + tombstones); 0 = no limit.
+    stream_node_max_entries: int = 100
+    #: ``stream-node-max-bytes``: a node stops growing near this listpack size; 0 = 1 GiB.
+    stream_node_max_bytes: int = 4096
+
+    def __init__(self, node_max_entries: Optional[int] = None, node_max_bytes: Optional[int] = None) -> None:
         self._entries: SortedDict = SortedDict()
+        self._nodes: SortedDict = SortedDict()
+        self._rax_nodes: Optional[int] = 1
         self.last_id: StreamID = MIN_ID
         self.first_id: StreamID = MIN_ID
         self.max_deleted_entry_id: StreamID = MIN_ID
         self.entries_added: int = 0
         self.groups: SortedDict = SortedDict()
+        if node_max_entries is not None:
+            self.stream_node_max_entries = node_max_entries
+        if node_max_bytes is not None:
+            self.stream_node_max_bytes = node_max_bytes
 
     # fakeredis drops "empty" values on writeback unless truthy: an empty stream still exists.
     def __bool__(self) -> bool:
@@ -42,8 +83,31 @@ class Stream:
 
     # ----------------------------------------------------------------- adding
     def append(self, sid: StreamID, fields: Sequence[bytes]) -> None:
-        """Add an entry; the caller has checked ``sid > last_id``. O(log n)."""
-        self._entries[sid] = list(fields)
+        """Add an entry ``[f1, v1, ...]``; the caller has checked ``sid > last_id``.
+
+        The entry goes to the last node unless that node is full (``stream-node-max-bytes`` /
+        ``-entries``), else a new node starts with ``sid`` as its master. O(log n + fields).
+        """
+        fields = list(fields)
+        nodes = self._nodes
+        node: Optional[Node] = None
+        if nodes:
+            master, node = nodes.peekitem(-1)
+            if master > sid:  # only after XSETID moved last_id below a tombstone-only tail node
+                i = nodes.bisect_right(sid) - 1
+                node = nodes.peekitem(i)[1] if i >= 0 else None
+            if node is not None and node.master != sid:
+                payload = 0
+                for item in fields:
+                    payload += len(item)
+                if node.is_full(payload, self.stream_node_max_bytes, self.stream_node_max_entries):
+                    node = None
+        if node is None:
+            nodes[sid] = Node(sid, fields)
+            self._rax_nodes = None
+        else:
+            node.add(sid, fields)
+        self._entries[sid] = fields
         self.last_id = sid
         self.entries_added += 1
         if len(self._entries) == 1:
@@ -79,12 +143,14 @@ class Stream:
             yield sid, entries[sid]
 
     def first_entry(self) -> Optional[Entry]:
+        """The first live entry or ``None``. O(log n)."""
         if not self._entries:
             return None
         sid = self._entries.keys()[0]
         return sid, self._entries[sid]
 
     def last_entry(self) -> Optional[Entry]:
+        """The last live entry or ``None``. O(log n)."""
         if not self._entries:
             return None
         sid = self._entries.keys()[-1]
@@ -95,23 +161,122 @@ class Stream:
         return self._entries.keys()[-1] if self._entries else None
 
     # --------------------------------------------------------------- deleting
+    def _node_of(self, sid: StreamID) -> Node:
+        """The node owning ``sid`` (the last node whose master is ``<= sid``). O(log #nodes)."""
+        return self._nodes.peekitem(self._nodes.bisect_right(sid) - 1)[1]
+
     def delete(self, sid: StreamID) -> bool:
-        """XDEL of one ID: True if a live entry was removed. Raises ``max_deleted_entry_id``. O(log n)."""
-        if sid not in self._entries:
+        """XDEL of one ID: True if a live entry was removed. Raises ``max_deleted_entry_id``. O(log n).
+
+        The entry becomes a tombstone in its node; a node whose last live entry goes is freed.
+        """
+        entries = self._entries
+        if sid not in entries:
             return False
-        del self._entries[sid]
+        del entries[sid]
+        node = self._node_of(sid)
+        if node.count == 1:
+            del self._nodes[node.master]
+            self._rax_nodes = None
+        else:
+            node.mark_deleted()
         if sid > self.max_deleted_entry_id:
             self.max_deleted_entry_id = sid
-        if not self._entries:
+        if not entries:
             self.first_id = MIN_ID
         elif sid == self.first_id:
-            self.first_id = self._entries.keys()[0]
+            self.first_id = entries.keys()[0]
         return True
+
+    def default_trim_limit(self) -> int:
+        """The LIMIT of a ``~`` trim given without LIMIT: ``100 * stream-node-max-entries``, 0 → 10000, capped at 1e6."""
+        limit = 100 * self.stream_node_max_entries
+        if limit <= 0:
+            limit = 10000
+        return min(limit, 1000000)
+
+    def trim(
+        self,
+        maxlen: Optional[int] = None,
+        minid: Optional[StreamID] = None,
+        approx: bool = False,
+        limit: Optional[int] = None,
+    ) -> int:
+        """``streamTrim``: remove old entries by MAXLEN or MINID (exactly one given); returns how many.
+
+        Walks the nodes oldest first. A node goes whole if what remains still satisfies the strategy
+        (MAXLEN: ``length - node.count >= maxlen``; MINID: the node's last written ID ``< minid``).
+        Otherwise ``approx`` stops there, and exact trimming tombstones the node's oldest live entries
+        (never going past that node). ``limit`` (0 = none) stops before a node whose live count would
+        take the total over it; ``None`` means the server default (:meth:`default_trim_limit` for
+        ``~``, unlimited for exact). Never changes ``last_id``, ``max_deleted_entry_id`` or
+        ``entries_added``. O(#nodes removed · log n + entries removed).
+        """
+        if (maxlen is None) == (minid is None):
+            raise ValueError("trim() needs exactly one of maxlen or minid")
+        if limit is None:
+            limit = self.default_trim_limit() if approx else 0
+        entries, nodes = self._entries, self._nodes
+        deleted = 0
+        while nodes:
+            length = len(entries)
+            if maxlen is not None and length <= maxlen:
+                break
+            master, node = nodes.peekitem(0)
+            live = node.count
+            if limit and deleted + live > limit:
+                break
+            if maxlen is not None:
+                remove_node = length - live >= maxlen
+            else:
+                remove_node = node.last_id < minid  # type: ignore[operator]
+            if remove_node:
+                del nodes[master]
+                self._rax_nodes = None
+                if live:
+                    del entries.keys()[:live]
+                deleted += live
+                continue
+            if approx:
+                break
+            if maxlen is not None:
+                k = length - maxlen
+            else:
+                k = entries.bisect_left(minid)
+            k = min(k, live)
+            if k > 0:
+                del entries.keys()[:k]
+                node.mark_deleted(k)
+                deleted += k
+            break
+        if not entries:
+            self.first_id = MIN_ID
+        elif deleted:
+            self.first_id = entries.keys()[0]
+        return deleted
+
+    # ------------------------------------------------------------ node model
+    @property
+    def radix_tree_keys(self) -> int:
+        """XINFO ``radix-tree-keys``: the number of listpack nodes. O(1)."""
+        return len(self._nodes)
+
+    @property
+    def radix_tree_nodes(self) -> int:
+        """XINFO ``radix-tree-nodes``: rax internal nodes. O(#nodes) after a node was added/freed, else O(1)."""
+        if self._rax_nodes is None:
+            self._rax_nodes = rax_node_count([rax_key(m) for m in self._nodes.keys()])
+        return self._rax_nodes
+
+    def node_layout(self) -> List[Tuple[StreamID, int, int, int, StreamID]]:
+        """``[(master, count, deleted, lp_bytes, last_id), ...]`` oldest first (debugging / tests). O(#nodes)."""
+        return node_layout(list(self._nodes.values()))
 
     # ---------------------------------------------------------------- checks
     def _check(self) -> None:
         """Assert every invariant. O(n)."""
-        keys = list(self._entries.keys())
+        entries = self._entries
+        keys = list(entries.keys())
         assert keys == sorted(keys)
         if keys:
             assert keys[-1] <= self.last_id
@@ -119,9 +284,24 @@ class Stream:
         else:
             assert self.first_id == MIN_ID
         assert self.entries_added >= len(keys)
+        masters = list(self._nodes.keys())
+        total = 0
+        for i, master in enumerate(masters):
+            node = self._nodes[master]
+            assert node.master == master
+            assert node.count >= 0 and node.deleted >= 0 and node.count + node.deleted >= 1, node
+            lo = entries.bisect_left(master)
+            hi = entries.bisect_left(masters[i + 1]) if i + 1 < len(masters) else len(entries)
+            assert hi - lo == node.count, (node, hi - lo)
+            assert node.lp_bytes > 0
+            total += node.count
+        assert total == len(entries), (total, len(entries))
+        if keys:
+            assert masters and masters[0] <= keys[0]
+        fresh = rax_node_count([rax_key(m) for m in masters])
+        assert self._rax_nodes is None or self._rax_nodes == fresh, (self._rax_nodes, fresh)
 
     def __repr__(self) -> str:
-        return f"<Stream length={len(self)} last_id={self.last_id} groups={len(self.groups)}>"
-
-
-
+        return (
+            f"<Stream length={len(self)} last_id={self.last_id} nodes={len(self._nodes)} groups={len(self.groups)}>"
+        )

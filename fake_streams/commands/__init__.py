@@ -19,6 +19,7 @@ from .base import BlockRequest, CommandSpec, Context
 _MODULES = (
     "xclaim",
     "xinfo",
+    "xadd_xtrim", "xrange", "xsetid",
 )
 
 CONTAINERS = frozenset({"xgroup", "xinfo"})

@@ -1,0 +1,208 @@
+"""XADD and XTRIM (spec §2.1, §2.2).
+
+``XADD key [NOMKSTREAM] [(MAXLEN | MINID) [= | ~] threshold [LIMIT count]] (* | id) field value [field value ...]``
+``XTRIM key (MAXLEN | MINID) [= | ~] threshold [LIMIT count]``
+
+Both share ``streamParseAddOrTrimArgsOrReply``: options are scanned left to right from the argument
+after the key, in any order and any number of times, until XADD finds its ID. Option names compare
+like C ``strcasecmp`` and ``*`` / ``~`` / ``=`` like C string compares, so text after a NUL byte is
+ignored (``b"maxlen\\0x"`` is MAXLEN), as on the server.
+
+WATCH / notifications: XADD always dirties the key (``modified``), notifies ``xadd`` (then ``xtrim``
+if its trimming removed something) and signals blocked readers; XADD NOMKSTREAM on a missing key
+touches nothing. XTRIM dirties and notifies ``xtrim`` only when it removed something.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, NamedTuple, Optional, Tuple
+
+from ..errors import ReplyError
+from ..ids import MAX_ID, MIN_ID, U64_MAX, StreamID, next_id, parse_strict_id, parse_xadd_id
+from ..nodes import LISTPACK_MAX_SIZE
+from .base import Context, parse_count, spec
+
+
+def cstr(raw: bytes) -> bytes:
+    """The argument as a C string sees it (up to the first NUL)."""
+    nul = raw.find(b"\0")
+    return raw if nul < 0 else raw[:nul]
+
+
+class TrimArgs(NamedTuple):
+    """Result of the shared XADD/XTRIM option scan (``streamAddTrimArgs``)."""
+
+    maxlen: Optional[int]
+    minid: Optional[StreamID]
+    approx: bool
+    #: explicit LIMIT (already validated against ``~``) or ``None`` for the server default
+    limit: Optional[int]
+    nomkstream: bool
+    #: XADD: index into ``args`` of the ID argument (``len(args)`` if none was found)
+    id_pos: int
+    #: XADD: the explicit ID (``None`` for ``*``), and whether its sequence was given (False for ``ms-*``)
+    sid: Optional[StreamID]
+    seq_given: bool
+
+    @property
+    def has_strategy(self) -> bool:
+        return self.maxlen is not None or self.minid is not None
+
+
+def parse_add_trim_args(args: List[bytes], xadd: bool) -> TrimArgs:
+    """``streamParseAddOrTrimArgsOrReply``: scan ``args[1:]`` (``args[0]`` is the key). Raises ReplyError."""
+    maxlen: Optional[int] = None
+    minid: Optional[StreamID] = None
+    approx = False
+    limit = 0
+    limit_given = False
+    nomkstream = False
+    sid: Optional[StreamID] = None
+    seq_given = True
+    argc = len(args)
+    i = 1
+    while i < argc:
+        moreargs = argc - 1 - i
+        opt = args[i]
+        name = cstr(opt).lower()
+        if xadd and name == b"*":
+            break
+        if name in (b"maxlen", b"minid") and moreargs:
+            if maxlen is not None or minid is not None:
+                raise ReplyError("STRATEGY_TWICE")
+            approx = False
+            nxt = cstr(args[i + 1])
+            if moreargs >= 2 and nxt == b"~":
+                approx = True
+                i += 1
+            elif moreargs >= 2 and nxt == b"=":
+                i += 1
+            if name == b"maxlen":
+                maxlen = parse_count(args[i + 1])
+                if maxlen < 0:
+                    raise ReplyError("MAXLEN_NEGATIVE")
+            else:
+                minid = parse_strict_id(args[i + 1])
+            i += 1
+        elif name == b"limit" and moreargs:
+            limit = parse_count(args[i + 1])
+            if limit < 0:
+                raise ReplyError("LIMIT_NEGATIVE")
+            limit_given = True
+            i += 1
+        elif xadd and name == b"nomkstream":
+            nomkstream = True
+        elif xadd:
+            sid, seq_given = parse_xadd_id(opt)
+            break
+        else:
+            raise ReplyError("SYNTAX")
+        i += 1
+    has_strategy = maxlen is not None or minid is not None
+    if limit and not has_strategy:
+        raise ReplyError("LIMIT_WITHOUT_STRATEGY")
+    if not xadd and not has_strategy:
+        raise ReplyError("XTRIM_NO_STRATEGY")
+    if limit_given and not approx:
+        raise ReplyError("LIMIT_WITHOUT_APPROX")
+    return TrimArgs(maxlen, minid, approx, limit if limit_given else None, nomkstream, i, sid, seq_given)
+
+
+def _trim(stream: Any, targs: TrimArgs) -> int:
+    return stream.trim(maxlen=targs.maxlen, minid=targs.minid, approx=targs.approx, limit=targs.limit)
+
+
+def _resolve_id(last: StreamID, targs: TrimArgs, now_ms: int) -> StreamID:
+    """The ID the new entry gets (``streamAppendItem``), or ReplyError. ``last`` is not the maximum ID."""
+    sid = targs.sid
+    if sid is None:
+        new = next_id(last, now_ms)
+        assert new is not None
+        return new
+    if not targs.seq_given:  # <ms>-*
+        if last.ms == sid.ms:
+            if last.seq == U64_MAX:
+                raise ReplyError("XADD_PARTIAL_ID_OVERFLOW")
+            return StreamID(last.ms, last.seq + 1)
+    if sid <= last:
+        raise ReplyError("XADD_ID_TOO_SMALL")
+    return sid
+
+
+def xadd(ctx: Context, args: List[bytes]) -> Optional[bytes]:
+    """XADD: append an entry (creating the stream unless NOMKSTREAM), then trim if asked.
+
+    Reply: the new ID (bulk), or nil with NOMKSTREAM on a missing key.
+    O(log n + fields), plus the trimming work (proportional to what is removed).
+    """
+    key = args[0]
+    targs = parse_add_trim_args(args, xadd=True)
+    field_pos = targs.id_pos + 1
+    nitems = len(args) - field_pos
+    if nitems < 2 or nitems % 2:
+        raise ReplyError("WRONG_ARITY", command="xadd")
+    if targs.sid == MIN_ID and targs.seq_given:
+        raise ReplyError("XADD_ID_ZERO")
+    stream = ctx.lookup(key)
+    if stream is None:
+        if targs.nomkstream:
+            return None
+        stream = ctx.create(key)
+    if stream.last_id == MAX_ID:
+        raise ReplyError("XADD_ID_EXHAUSTED")
+    sid = _resolve_id(stream.last_id, targs, ctx.now_ms)
+    fields = args[field_pos:]
+    total = 0
+    for item in fields:
+        total += len(item)
+    if total > LISTPACK_MAX_SIZE:
+        raise ReplyError("ELEMENTS_TOO_LARGE")
+    stream.append(sid, fields)
+    ctx.modified(key)
+    ctx.notify("xadd", key)
+    if targs.has_strategy and _trim(stream, targs):
+        ctx.notify("xtrim", key)
+    ctx.signal_ready(key)
+    return sid.encode()
+
+
+def xtrim(ctx: Context, args: List[bytes]) -> int:
+    """XTRIM: remove old entries; reply the number removed (0 for a missing key).
+
+    Argument errors win over a missing key. O(entries removed), whole nodes O(log n) each.
+    """
+    key = args[0]
+    targs = parse_add_trim_args(args, xadd=False)
+    stream = ctx.lookup(key)
+    if stream is None:
+        return 0
+    deleted = _trim(stream, targs)
+    if deleted:
+        ctx.modified(key)
+        ctx.notify("xtrim", key)
+    return deleted
+
+
+SPECS: Tuple = (
+    spec(
+        "xadd",
+        -5,
+        "write denyoom fast",
+        xadd,
+        summary="Appends a new message to a stream. Creates the key if it doesn't exist.",
+        complexity="O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.",
+    ),
+    spec(
+        "xtrim",
+        -4,
+        "write",
+        xtrim,
+        since="5.0.0",
+        summary="Deletes messages from the beginning of a stream.",
+        complexity=(
+            "O(N), with N being the number of evicted entries. Constant times are very small however, since "
+            "entries are organized in macro nodes containing multiple entries that can be released with a "
+            "single deallocation."
+        ),
+    ),
+)

@@ -1,0 +1,237 @@
+"""The stream's macro-node layout (spec §5.1, §5.3): listpack byte sizes, node records, rax node count.
+
+The server stores a stream as a rax (radix tree) keyed by the 16-byte big-endian *master ID* of each
+listpack ("macro node"). Nothing of that is visible except through
+
+* ``~`` trimming and LIMIT, which remove whole nodes only (``streamTrim``);
+* XDEL, which frees a node when its last live entry goes;
+* XINFO STREAM ``radix-tree-keys`` (number of nodes) and ``radix-tree-nodes`` (rax internal nodes).
+
+To reproduce those exactly we track, per node, what decides its boundaries: live/deleted counts,
+the listpack byte size (``lpBytes``), the master field names (for the SAMEFIELDS compression) and the
+ID of the last entry written into it (tombstone or not, used by MINID trimming). Entry payloads are
+not kept here (the :class:`~fake_streams.stream.Stream` keeps live entries in its own index).
+
+Listpack element sizes (listpack.c): an element is ``encoding + backlen``. Strings that are canonical
+int64 text (``lpStringToInt64``, the same rule as ``string2ll``) are stored as integers.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple
+
+from .ids import StreamID, parse_i64
+
+#: ``STREAM_LISTPACK_MAX_SIZE``: the cap of ``stream-node-max-bytes`` (0 or more → this) and of one XADD payload.
+LISTPACK_MAX_SIZE = 1 << 30
+#: listpack header (total bytes u32 + element count u16) plus the 0xFF terminator.
+LP_EMPTY_BYTES = 6 + 1
+FLAG_NONE = 0
+FLAG_DELETED = 1
+FLAG_SAMEFIELDS = 2
+
+_U64 = 1 << 64
+_I64_MIN = -(1 << 63)
+
+
+def backlen_size(enc_len: int) -> int:
+    """``lpEncodeBacklen`` size for an element whose encoding takes ``enc_len`` bytes."""
+    if enc_len <= 127:
+        return 1
+    if enc_len < 16383:
+        return 2
+    if enc_len < 2097151:
+        return 3
+    if enc_len < 268435455:
+        return 4
+    return 5
+
+
+def int_size(value: int) -> int:
+    """Bytes of an integer listpack element (encoding + 1-byte backlen). ``value`` is an int64."""
+    if 0 <= value <= 127:
+        enc = 1
+    elif -4096 <= value <= 4095:
+        enc = 2
+    elif -32768 <= value <= 32767:
+        enc = 3
+    elif -8388608 <= value <= 8388607:
+        enc = 4
+    elif -2147483648 <= value <= 2147483647:
+        enc = 5
+    else:
+        enc = 9
+    return enc + 1
+
+
+def str_size(raw: bytes) -> int:
+    """Bytes of a string listpack element as ``lpAppend`` stores it (integer-encoded when canonical int64 text)."""
+    n = len(raw)
+    if n <= 20:
+        value = parse_i64(raw)
+        if value is not None:
+            return int_size(value)
+    if n < 64:
+        enc = 1 + n
+    elif n < 4096:
+        enc = 2 + n
+    else:
+        enc = 5 + n
+    return enc + backlen_size(enc)
+
+
+def delta(a: int, b: int) -> int:
+    """``a - b`` of two uint64 ID parts as the int64 the listpack stores."""
+    d = (a - b) % _U64
+    return d - _U64 if d >= (1 << 63) else d
+
+
+class Node:
+    """One listpack macro node (a value of the stream rax).
+
+    ``count`` live entries, ``deleted`` tombstones (never compacted), ``last_id`` the ID of the last
+    entry written to it (tombstone or not), ``master_fields`` the field names of its master entry.
+    ``lp_bytes`` is the listpack size in bytes; it is ``base_bytes`` plus the two master counters,
+    whose encoded size changes as they grow.
+    """
+
+    __slots__ = ("master", "master_fields", "count", "deleted", "base_bytes", "last_id")
+
+    def __init__(self, sid: StreamID, fields: Sequence[bytes]) -> None:
+        """A new node holding its first entry ``sid`` (flags SAMEFIELDS). ``fields`` is ``[f1, v1, f2, v2, ...]``."""
+        names = tuple(fields[0::2])
+        numfields = len(names)
+        self.master = sid
+        self.master_fields = names
+        self.count = 1
+        self.deleted = 0
+        # master entry: count | deleted | num-fields | field_1..N | 0 ; count/deleted are in lp_bytes.
+        base = LP_EMPTY_BYTES + int_size(numfields) + int_size(0)
+        for name in names:
+            base += str_size(name)
+        # first entry: flags | ms-delta (0) | seq-delta (0) | value_1..N | lp-count
+        base += int_size(FLAG_SAMEFIELDS) + 2 * int_size(0) + int_size(numfields + 3)
+        for value in fields[1::2]:
+            base += str_size(value)
+        self.base_bytes = base
+        self.last_id = sid
+
+    @property
+    def lp_bytes(self) -> int:
+        """``lpBytes`` of this node's listpack. O(1)."""
+        return self.base_bytes + int_size(self.count) + int_size(self.deleted)
+
+    def is_full(self, payload_len: int, max_bytes: int, max_entries: int) -> bool:
+        """Whether an XADD of ``payload_len`` field+value bytes must open a new node (``streamAppendItem``)."""
+        if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
+            max_bytes = LISTPACK_MAX_SIZE
+        if self.lp_bytes + payload_len >= max_bytes:
+            return True
+        return bool(max_entries) and self.count + self.deleted >= max_entries
+
+    def add(self, sid: StreamID, fields: Sequence[bytes]) -> None:
+        """Append entry ``sid`` (``[f1, v1, ...]``) after the existing ones. O(number of fields)."""
+        names = fields[0::2]
+        numfields = len(names)
+        same = numfields == len(self.master_fields) and tuple(names) == self.master_fields
+        size = int_size(FLAG_SAMEFIELDS if same else FLAG_NONE)
+        size += int_size(delta(sid.ms, self.master.ms)) + int_size(delta(sid.seq, self.master.seq))
+        if same:
+            for value in fields[1::2]:
+                size += str_size(value)
+            size += int_size(numfields + 3)
+        else:
+            size += int_size(numfields)
+            for item in fields:
+                size += str_size(item)
+            size += int_size(2 * numfields + 4)
+        self.base_bytes += size
+        self.count += 1
+        self.last_id = sid
+
+    def mark_deleted(self, n: int = 1) -> None:
+        """Turn ``n`` live entries into tombstones (flags rewritten in place; same size)."""
+        self.count -= n
+        self.deleted += n
+
+    def __repr__(self) -> str:
+        return (
+            f"Node(master={self.master}, count={self.count}, deleted={self.deleted}, "
+            f"lp_bytes={self.lp_bytes}, last_id={self.last_id})"
+        )
+
+
+def rax_key(sid: StreamID) -> int:
+    """The 16-byte big-endian rax key of a master ID, as a 128-bit integer (same order, same bytes)."""
+    return (sid.ms << 64) | sid.seq
+
+
+def _common_prefix(a: int, b: int) -> int:
+    """Number of leading bytes two distinct 16-byte keys share."""
+    return (128 - (a ^ b).bit_length()) // 8
+
+
+def rax_node_count(keys: Sequence[int]) -> int:
+    """``rax->numnodes`` for the set of 16-byte keys ``keys`` (sorted ascending, distinct). O(len(keys)).
+
+    rax keeps single-child chains of non-key nodes compressed, so its node count is (spec §5.3)
+    ``1 (head) + #{prefix p, 1 <= |p| <= 16 : outdeg(parent(p)) >= 2 or outdeg(p) != 1}``.
+    In terms of the compacted trie (branch points + leaves), every non-head node counts once, plus
+    once more when it hangs below a branch point through a compressed chain (depth > parent + 1).
+    Branch points and their parents come from the LCP array of adjacent keys with the usual stack
+    walk over lcp-intervals.
+    """
+    n = len(keys)
+    if n == 0:
+        return 1
+    if n == 1:
+        return 2
+    lcps: List[int] = [_common_prefix(keys[i], keys[i + 1]) for i in range(n - 1)]
+    total = 1
+    # leaves: parent branch depth = deepest lcp next to the key
+    prev = -1
+    for h in lcps:
+        parent = h if h > prev else prev
+        total += 2 if parent < 15 else 1
+        prev = h
+    total += 2 if prev < 15 else 1  # the last key
+    # branch points (lcp-intervals); a top-level one at depth 0 is the head itself
+    stack: List[int] = []
+    for h in lcps + [-1]:
+        while stack and stack[-1] > h:
+            depth = stack.pop()
+            top: Optional[int] = stack[-1] if stack else None
+            if top is not None and top >= h:
+                parent_depth: Optional[int] = top
+            elif h >= 0:
+                parent_depth = h
+            else:
+                parent_depth = None
+            if parent_depth is None:
+                total += 1 if depth >= 1 else 0
+            else:
+                total += 2 if depth > parent_depth + 1 else 1
+        if h >= 0 and (not stack or stack[-1] < h):
+            stack.append(h)
+    return total
+
+
+def rax_node_count_reference(keys: Sequence[int]) -> int:
+    """The same count straight from the definition (trie of byte prefixes). O(16·n); for tests."""
+    raw = [k.to_bytes(16, "big") for k in keys]
+    children: dict = {}
+    for key in raw:
+        for depth in range(16):
+            children.setdefault(key[:depth], set()).add(key[depth])
+    prefixes = {key[:depth] for key in raw for depth in range(1, 17)}
+    count = 1
+    for p in prefixes:
+        outdeg = len(children.get(p, ()))
+        if len(children[p[:-1]]) >= 2 or outdeg != 1:
+            count += 1
+    return count
+
+
+def node_layout(nodes: Sequence[Node]) -> List[Tuple[StreamID, int, int, int, StreamID]]:
+    """``[(master, count, deleted, lp_bytes, last_id), ...]`` for debugging and tests."""
+    return [(nd.master, nd.count, nd.deleted, nd.lp_bytes, nd.last_id) for nd in nodes]
