@@ -36,7 +36,7 @@ class PendingEntry:
 
     __slots__ = ("delivery_time", "delivery_count", "consumer")
 
-    def __init__(self, delivery_time: int, delivery_count: int, consumer: "Optional[Consumer]") -> None:
+    def __init__(self, delivery_time: int, delivery_count: int, consumer: Optional[Consumer]) -> None:
         self.delivery_time = delivery_time  # absolute Unix ms of the last delivery
         self.delivery_count = delivery_count
         self.consumer = consumer  # owner; None only transiently (XCLAIM FORCE before assignment)
@@ -44,6 +44,11 @@ class PendingEntry:
     def idle(self, now_ms: int) -> int:
         """Milliseconds since the last delivery, never negative."""
         return max(0, now_ms - self.delivery_time)
+
+    def redeliver(self, now_ms: int) -> None:
+        """A history read returned the entry again (spec §2.10): it counts as one more delivery. O(1)."""
+        self.delivery_time = now_ms
+        self.delivery_count += 1
 
     def __repr__(self) -> str:
         owner = self.consumer.name if self.consumer is not None else None
@@ -88,12 +93,21 @@ class ConsumerGroup:
         self.consumers[name] = consumer
         return consumer
 
-    def lookup_or_create(self, name: bytes, now_ms: int) -> "tuple[Consumer, bool]":
+    def lookup_or_create(self, name: bytes, now_ms: int) -> tuple[Consumer, bool]:
         """The consumer called ``name``, created if missing; returns ``(consumer, created)``. O(log c)."""
         consumer = self.consumers.get(name)
         if consumer is not None:
             return consumer, False
         return self.create_consumer(name, now_ms), True
+
+    def seen(self, name: bytes, now_ms: int) -> tuple[Consumer, bool]:
+        """``streamLookupConsumer`` + create for a read or claim attempt: ``seen_time = now``. O(log c).
+
+        Returns ``(consumer, created)``; the caller sends ``xgroup-createconsumer`` when created.
+        """
+        consumer, created = self.lookup_or_create(name, now_ms)
+        consumer.seen_time = now_ms
+        return consumer, created
 
     def delete_consumer(self, name: bytes) -> int:
         """``streamDelConsumer``: drop the consumer and its pending entries; returns how many it had. O(k log n)."""
@@ -170,10 +184,30 @@ class ConsumerGroup:
 
 
 # ---------------------------------------------------------------------------------------------------
+# groups of a stream (``streamCreateCG`` / XGROUP DESTROY)
+
+
+def create_group(
+    stream: Stream, name: bytes, last_id: StreamID, entries_read: int = INVALID_ENTRIES_READ
+) -> Optional[ConsumerGroup]:
+    """``streamCreateCG``: add a group with no consumers and an empty PEL; ``None`` if ``name`` exists. O(log g)."""
+    if name in stream.groups:
+        return None
+    group = ConsumerGroup(name, last_id, entries_read)
+    stream.groups[name] = group
+    return group
+
+
+def destroy_group(stream: Stream, name: bytes) -> bool:
+    """Drop the group with its PEL and consumers; False if there was none. O(log g) (the PEL is freed by the GC)."""
+    return stream.groups.pop(name, None) is not None
+
+
+# ---------------------------------------------------------------------------------------------------
 # entries_read and lag (spec §4.1–4.3; R7.0–R7.4 and Valkey 8 algorithm)
 
 
-def has_tombstones(stream: "Stream", start: StreamID) -> bool:
+def has_tombstones(stream: Stream, start: StreamID) -> bool:
     """``streamRangeHasTombstones(s, start, +inf)``: may a deleted entry lie at or after ``start``? O(1)."""
     if len(stream) == 0 or stream.max_deleted_entry_id == MIN_ID:
         return False
@@ -182,7 +216,7 @@ def has_tombstones(stream: "Stream", start: StreamID) -> bool:
     return start <= stream.max_deleted_entry_id
 
 
-def estimate_distance(stream: "Stream", sid: StreamID) -> int:
+def estimate_distance(stream: Stream, sid: StreamID) -> int:
     """``streamEstimateDistanceFromFirstEverEntry``: entries added up to ``sid``, or -1 when unknown. O(1)."""
     if stream.entries_added == 0:
         return 0
@@ -200,7 +234,7 @@ def estimate_distance(stream: "Stream", sid: StreamID) -> int:
     return INVALID_ENTRIES_READ
 
 
-def group_lag(stream: "Stream", group: ConsumerGroup) -> Optional[int]:
+def group_lag(stream: Stream, group: ConsumerGroup) -> Optional[int]:
     """``streamReplyWithCGLag``: entries not yet delivered to the group, or ``None`` (nil) when unknown. O(1)."""
     if stream.entries_added == 0:
         return 0
@@ -212,7 +246,7 @@ def group_lag(stream: "Stream", group: ConsumerGroup) -> Optional[int]:
     return stream.entries_added - estimate
 
 
-def advance_entries_read(stream: "Stream", group: ConsumerGroup, sid: StreamID) -> None:
+def advance_entries_read(stream: Stream, group: ConsumerGroup, sid: StreamID) -> None:
     """Update ``entries_read`` when ``>`` delivery moves the cursor to ``sid`` (spec §2.9 step 1). O(1).
 
     The caller then sets ``group.last_id = sid``.

@@ -20,6 +20,7 @@ _MODULES = (
     "xclaim",
     "xinfo",
     "xadd_xtrim", "xrange", "xsetid",
+    "xread", "xgroup", "xack_xpending",
 )
 
 CONTAINERS = frozenset({"xgroup", "xinfo"})

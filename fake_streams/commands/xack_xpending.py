@@ -1,0 +1,113 @@
+"""XACK and XPENDING: acknowledge and inspect a group's pending entries (spec §2.11, §2.12).
+
+``XACK key group id [id ...]``
+
+``XPENDING key group [[IDLE min-idle-time] start end count [consumer]]``
+
+Neither command dirties WATCH, sends a keyspace event or touches a consumer's seen/active time
+(checked on Redis 7.0.15 and Valkey 9.1.2). Idle times come from ``ctx.now_ms``.
+
+Costs: XACK O(log p) per ID (two PEL removals). XPENDING summary O(1) for size/min/max plus
+O(c) over the consumers; extended O(log p + k) for k entries examined (with IDLE, skipped entries
+count as examined).
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+from ..errors import ReplyError
+from ..ids import parse_range_end, parse_range_start, parse_strict_id
+from .base import Context, parse_count, spec
+
+
+def xack(ctx: Context, args: List[bytes]) -> int:
+    """XACK: how many of the IDs were pending in the group (each counted once) and are now acknowledged.
+
+    A missing key or group answers 0 before the IDs are validated; one invalid ID fails the whole
+    call with nothing acknowledged. O(log p) per ID.
+    """
+    key, name, raw_ids = args[0], args[1], args[2:]
+    stream = ctx.lookup(key)
+    group = stream.groups.get(name) if stream is not None else None
+    if group is None:
+        return 0
+    ids = [parse_strict_id(raw) for raw in raw_ids]
+    return sum(1 for sid in ids if group.remove_pending(sid))
+
+
+def xpending(ctx: Context, args: List[bytes]) -> List[Any]:
+    """XPENDING: the summary (argc 3) or up to ``count`` pending entries in ``[start, end]``."""
+    argc = len(args) + 1
+    if argc != 3 and (argc < 6 or argc > 9):
+        raise ReplyError("SYNTAX")
+    key, name = args[0], args[1]
+    extended = argc >= 6
+    if extended:
+        at = 2  # index of 'start' (argv[3]) in args
+        min_idle = 0
+        if args[2].upper() == b"IDLE":
+            min_idle = parse_count(args[3])
+            if argc < 8:
+                raise ReplyError("SYNTAX")
+            at = 4
+        count = max(0, parse_count(args[at + 2]))
+        start = parse_range_start(args[at])
+        end = parse_range_end(args[at + 1])
+        consumer_name: Optional[bytes] = args[at + 3] if at + 3 < len(args) else None  # later args are ignored
+
+    stream = ctx.lookup(key)
+    group = stream.groups.get(name) if stream is not None else None
+    if group is None:
+        raise ReplyError("NOGROUP", key=key, group=name)
+
+    if not extended:
+        pel = group.pel
+        if not pel:
+            return [0, None, None, None]
+        ids = pel.keys()
+        owners = [[c.name, b"%d" % len(c.pel)] for c in group.consumers.values() if c.pel]
+        return [len(pel), ids[0].encode(), ids[-1].encode(), owners]
+
+    if consumer_name is not None:
+        consumer = group.get_consumer(consumer_name)
+        if consumer is None:
+            return []
+        pel = consumer.pel
+    else:
+        pel = group.pel
+    now = ctx.now_ms
+    out: List[Any] = []
+    if not count:
+        return out
+    for sid in pel.irange(start, end):
+        nack = pel[sid]
+        if min_idle and now - nack.delivery_time < min_idle:
+            continue  # filtered entries do not consume COUNT
+        out.append([sid.encode(), nack.consumer.name, nack.idle(now), nack.delivery_count])
+        if len(out) == count:
+            break
+    return out
+
+
+SPECS = (
+    spec(
+        "xack",
+        -4,
+        "write fast",
+        xack,
+        summary="Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.",
+        complexity="O(1) for each message ID processed.",
+    ),
+    spec(
+        "xpending",
+        -3,
+        "readonly",
+        xpending,
+        summary="Returns the information and entries from a stream consumer group's pending entries list.",
+        complexity="O(N) with N being the number of elements returned, so asking for a small fixed number of entries "
+        "per call is O(1). O(M), where M is the total number of entries scanned when used with the IDLE filter. "
+        "When the command returns just the summary and the list of consumers is small, it runs in O(1) time; "
+        "otherwise, an additional O(N) time for iterating every consumer.",
+    ),
+)

@@ -1,0 +1,367 @@
+"""XREAD and XREADGROUP: one implementation, like ``xreadCommand`` (spec §2.6, §2.9, §2.10, §3).
+
+``XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]``
+
+``XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key [key ...] id [id ...]``
+
+Three passes, in the server's order; nothing changes before the third, so an error leaves no trace:
+
+1. :func:`parse_read_options` — options left to right (repeats allowed, the last wins);
+2. :func:`_resolve` — per stream, in key order: type, group, then the ID token (``$``, ``+``, ``>``, ID);
+3. :func:`_serve` — a stream is served iff its last *live* entry is newer than the resolved ID
+   (XREAD) or than the group's ``last_id`` (XREADGROUP ``>``); XREADGROUP with any other ID reads
+   the consumer's own PEL and is always served. A key named twice is served twice.
+
+Nothing served: nil without BLOCK, inside MULTI/EXEC, or from a script (R7.4+; R7.0/R7.2 refuse
+BLOCK in scripts while parsing). Otherwise the handler returns a
+:class:`~fake_streams.commands.base.BlockRequest`: ``keys`` (each once, argument order),
+``timeout_ms`` (relative ms as given, 0 = forever), ``args`` with every ``$`` rewritten to the ID it
+resolved to (R7.2+ re-run the command with these args through this same handler, which re-blocks by
+returning a new BlockRequest), ``unblock_on_nokey`` for XREADGROUP, and, for profiles without
+``blocked_reprocess`` (R7.0), ``saved`` = a :class:`SavedRead`.
+
+R7.0 blocking model — :func:`serve_blocked_r70` contract. The blocking layer calls
+``serve_blocked_r70(ctx, key, saved)`` for each client blocked on a signalled ``key`` (FIFO order),
+after the signalling command / EXEC / script has finished. It must also call it when the key was
+deleted or replaced by another type, if the client was blocked with ``unblock_on_nokey``.
+``ctx`` is the *blocked* client's context (its RESP protocol; ``now_ms`` = now). Outcomes:
+
+* returns ``None`` — not served, the client stays blocked (same deadline);
+* returns a reply — a single-key reply for ``key`` only (RESP2 ``[[key, entries]]``, RESP3
+  ``{key: entries}``); send it and unblock the client;
+* raises :class:`~fake_streams.errors.ReplyError` — ``BLOCKED_KEY_GONE_R70`` (XREADGROUP, key
+  missing or not a stream) or ``BLOCKED_NOGROUP_R70`` (group destroyed); send it and unblock.
+
+A client is served iff ``stream.last_id`` (not the last live entry) is greater than the saved ID
+(for XREADGROUP: the group's current ``last_id``), with COUNT as given or 1000 when it was 0/absent;
+so an XADD+XDEL in one EXEC serves ``[[key, []]]``. The consumer is created only then.
+
+Side effects: no ``signalModifiedKey`` (a WATCHed key is not dirtied by XREADGROUP — checked on
+Redis 7.0.15 and Valkey 9.1.2); event ``xgroup-createconsumer`` when a consumer is created. Consumers
+are created for every stream of the command on ``eager_consumer_creation`` profiles (R7.2+), else
+only for served streams; ``seen_time = now`` whenever the consumer is looked up.
+
+Costs: per stream O(log n) to decide and to start iterating, O(1) per entry returned; XREADGROUP
+``>`` adds two O(log p) PEL inserts per delivered entry; history reads are O(log p + k) over the
+consumer PEL plus one O(log n) stream lookup per entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any, Dict, List, Optional, Tuple
+
+from ..errors import ReplyError
+from ..groups import Consumer, ConsumerGroup, advance_entries_read
+from ..ids import MAX_ID, MIN_ID, StreamID, parse_i64, parse_strict_id
+from ..reply import entries, entry, keyed_reply
+from ..stream import Stream
+from .base import BlockRequest, Context, parse_count, spec
+
+#: ``XREAD_BLOCKED_DEFAULT_COUNT``: R7.0 serves a woken client at most this many entries when COUNT is 0.
+BLOCKED_DEFAULT_COUNT_R70 = 1000
+#: Internal form of ``>``; an explicit ``18446744073709551615-18446744073709551615`` means the same.
+NEW_ENTRIES = MAX_ID
+_INT64_MAX = (1 << 63) - 1
+
+Resolved = Tuple[Optional[Stream], Optional[ConsumerGroup], StreamID]
+
+
+@dataclass
+class ReadOptions:
+    """The parsed options of one XREAD / XREADGROUP call."""
+
+    is_group: bool
+    count: int = 0  # 0 = unlimited
+    timeout_ms: Optional[int] = None  # None = no BLOCK; 0 = forever
+    group: Optional[bytes] = None
+    consumer: Optional[bytes] = None
+    noack: bool = False
+    streams_at: int = -1  # index in args of the first key
+
+    def keys(self, args: List[bytes]) -> List[bytes]:
+        half = (len(args) - self.streams_at) // 2
+        return args[self.streams_at : self.streams_at + half]
+
+    def id_args(self, args: List[bytes]) -> List[bytes]:
+        half = (len(args) - self.streams_at) // 2
+        return args[self.streams_at + half :]
+
+
+@dataclass
+class SavedRead:
+    """What an R7.0 blocked client remembers (``c->bpop``): see :func:`serve_blocked_r70`."""
+
+    ids: Dict[bytes, StreamID]  # per key, the first occurrence's resolved ID
+    count: int  # COUNT, or BLOCKED_DEFAULT_COUNT_R70
+    group: Optional[bytes]
+    consumer: Optional[bytes]
+    noack: bool
+
+
+# ------------------------------------------------------------------------------------------- parsing
+def parse_block_timeout(ctx: Context, raw: bytes) -> int:
+    """``getTimeoutFromObjectOrReply(…, UNIT_MILLISECONDS)``: the BLOCK value in ms (0 = forever). O(1)."""
+    value = parse_i64(raw)
+    if value is None:
+        raise ReplyError("TIMEOUT_NOT_INTEGER")
+    if value < 0:
+        raise ReplyError("TIMEOUT_NEGATIVE")
+    if value > 0 and ctx.profile.has("block_timeout_range_check") and value > _INT64_MAX - ctx.now_ms:
+        raise ReplyError("TIMEOUT_OUT_OF_RANGE")
+    return value
+
+
+def _typed_name(ctx: Context, is_group: bool) -> bytes:
+    """argv[0] as the client typed it, when the transport tells (``ctx.argv``); else the upper-case name."""
+    argv = getattr(ctx, "argv", None)
+    if argv:
+        return argv[0]
+    return b"XREADGROUP" if is_group else b"XREAD"
+
+
+def parse_read_options(ctx: Context, args: List[bytes], is_group: bool) -> ReadOptions:
+    """Scan the options left to right, stopping at STREAMS. Reads no keys. O(argc)."""
+    opts = ReadOptions(is_group)
+    n = len(args)
+    i = 0
+    while i < n:
+        more = n - i - 1
+        token = args[i].upper()
+        if token == b"BLOCK" and more:
+            if ctx.from_script and not ctx.profile.has("block_allowed_in_scripts"):
+                raise ReplyError("BLOCK_IN_SCRIPT", command=_typed_name(ctx, is_group))
+            i += 1
+            opts.timeout_ms = parse_block_timeout(ctx, args[i])
+        elif token == b"COUNT" and more:
+            i += 1
+            opts.count = max(0, parse_count(args[i]))
+        elif token == b"STREAMS" and more:
+            opts.streams_at = i + 1
+            if (n - opts.streams_at) % 2:
+                raise ReplyError("UNBALANCED_XREADGROUP" if is_group else "UNBALANCED_XREAD")
+            break
+        elif token == b"GROUP" and more >= 2:
+            if not is_group:
+                raise ReplyError("XREAD_GROUP_OPTION")
+            opts.group, opts.consumer = args[i + 1], args[i + 2]
+            i += 2
+        elif token == b"NOACK":
+            if not is_group:
+                raise ReplyError("XREAD_NOACK_OPTION")
+            opts.noack = True
+        else:
+            raise ReplyError("SYNTAX")
+        i += 1
+    if opts.streams_at < 0:
+        raise ReplyError("SYNTAX")
+    if is_group and opts.group is None:
+        raise ReplyError("XREADGROUP_MISSING_GROUP")
+    return opts
+
+
+def _resolve(ctx: Context, opts: ReadOptions, args: List[bytes]) -> List[Resolved]:
+    """Per stream, in key order: WRONGTYPE, NOGROUP, then the ID token. Changes nothing. O(N log g)."""
+    resolved: List[Resolved] = []
+    for key, raw in zip(opts.keys(args), opts.id_args(args)):
+        stream = ctx.lookup(key)
+        group = None
+        if opts.is_group:
+            group = stream.groups.get(opts.group) if stream is not None else None
+            if group is None:
+                raise ReplyError("XREADGROUP_NOGROUP", key=key, group=opts.group)
+        if raw == b"$":
+            if opts.is_group:
+                raise ReplyError("XREADGROUP_DOLLAR")
+            gt = stream.last_id if stream is not None else MIN_ID
+        elif raw == b"+" and ctx.profile.has("xread_plus_id"):
+            if opts.is_group:
+                raise ReplyError("XREADGROUP_PLUS")
+            if stream is None:
+                gt = MIN_ID
+            else:
+                before_last = stream.last_id.decr()
+                if before_last is None:
+                    raise ReplyError("XREAD_LAST_ID_ZERO")
+                gt = before_last
+        elif raw == b">":
+            if not opts.is_group:
+                raise ReplyError("XREAD_GT_ID")
+            gt = NEW_ENTRIES
+        else:
+            gt = parse_strict_id(raw)
+        resolved.append((stream, group, gt))
+    return resolved
+
+
+# ------------------------------------------------------------------------------------------- serving
+def _has_newer(stream: Stream, gt: StreamID) -> bool:
+    """Whether the last live entry is newer than ``gt`` (``streamLastValidID`` > gt). O(log n)."""
+    last = stream.last_valid_id()
+    return last is not None and last > gt
+
+
+def _consumer(ctx: Context, key: bytes, group: ConsumerGroup, name: bytes) -> Consumer:
+    consumer, created = group.seen(name, ctx.now_ms)
+    if created:
+        ctx.notify("xgroup-createconsumer", key)
+    return consumer
+
+
+def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: Consumer, count: int, noack: bool) -> List[Any]:
+    """``>`` delivery (spec §2.9): entries after the group's ``last_id``, at most ``count`` (0 = all).
+
+    Each entry advances ``entries_read``/``last_id`` and, unless NOACK, is recorded in the PEL (an ID
+    already pending moves to this consumer with its count reset) and marks the consumer active.
+    O(log n) + O(log p) per entry.
+    """
+    now = ctx.now_ms
+    set_active = not noack and ctx.profile.has("consumer_active_time")
+    out: List[Any] = []
+    for sid, fields in islice(stream.iter_after(group.last_id), count or None):
+        advance_entries_read(stream, group, sid)
+        group.last_id = sid
+        out.append(entry(sid, fields))
+        if not noack:
+            group.deliver(sid, consumer, now)
+            if set_active:
+                consumer.active_time = now
+    return out
+
+
+def _read_history(ctx: Context, stream: Stream, consumer: Consumer, gt: StreamID, count: int) -> List[Any]:
+    """The consumer's own PEL after ``gt`` (spec §2.10), at most ``count`` PEL entries (0 = all).
+
+    A live entry counts as one more delivery; a deleted one is ``[id, nil]`` and its NACK is left as is.
+    O(log p + k) plus one O(log n) stream lookup per entry.
+    """
+    now = ctx.now_ms
+    pel = consumer.pel
+    out: List[Any] = []
+    for sid in islice(pel.irange(gt, None, inclusive=(False, True)), count or None):
+        fields = stream.get(sid)
+        if fields is None:
+            out.append([sid.encode(), None])
+        else:
+            pel[sid].redeliver(now)
+            out.append(entry(sid, fields))
+    return out
+
+
+def _serve(ctx: Context, opts: ReadOptions, args: List[bytes], resolved: List[Resolved]) -> List[Tuple[bytes, Any]]:
+    """Second pass: the ``(key, entries)`` pairs of every served stream, in argument order."""
+    eager = ctx.profile.has("eager_consumer_creation")
+    served: List[Tuple[bytes, Any]] = []
+    for key, (stream, group, gt) in zip(opts.keys(args), resolved):
+        if stream is None:
+            continue
+        if group is None:  # XREAD
+            if _has_newer(stream, gt):
+                served.append((key, entries(islice(stream.iter_after(gt), opts.count or None))))
+            continue
+        history = gt != NEW_ENTRIES
+        consumer = _consumer(ctx, key, group, opts.consumer) if eager else None
+        if not history and not _has_newer(stream, group.last_id):
+            continue
+        if consumer is None:
+            consumer = _consumer(ctx, key, group, opts.consumer)
+        if history:
+            served.append((key, _read_history(ctx, stream, consumer, gt, opts.count)))
+        else:
+            served.append((key, _deliver_new(ctx, stream, group, consumer, opts.count, opts.noack)))
+    return served
+
+
+def _block_request(ctx: Context, opts: ReadOptions, args: List[bytes], resolved: List[Resolved]) -> BlockRequest:
+    keys = opts.keys(args)
+    rerun = list(args)
+    first_id = opts.streams_at + len(keys)
+    for i, raw in enumerate(opts.id_args(args)):
+        if raw == b"$":
+            rerun[first_id + i] = resolved[i][2].encode()
+    saved = None
+    if not ctx.profile.has("blocked_reprocess"):
+        ids: Dict[bytes, StreamID] = {}
+        for key, (_, _, gt) in zip(keys, resolved):
+            ids.setdefault(key, gt)
+        saved = SavedRead(ids, opts.count or BLOCKED_DEFAULT_COUNT_R70, opts.group, opts.consumer, opts.noack)
+    return BlockRequest(
+        keys=list(dict.fromkeys(keys)),
+        timeout_ms=opts.timeout_ms or 0,
+        args=rerun,
+        unblock_on_nokey=opts.is_group,
+        saved=saved,
+    )
+
+
+def _xread_generic(ctx: Context, args: List[bytes], is_group: bool) -> Any:
+    opts = parse_read_options(ctx, args, is_group)
+    resolved = _resolve(ctx, opts, args)
+    served = _serve(ctx, opts, args, resolved)
+    if served:
+        return keyed_reply(ctx.protocol, served)
+    if opts.timeout_ms is None or ctx.in_multi or ctx.from_script:
+        return None
+    return _block_request(ctx, opts, args, resolved)
+
+
+def xread(ctx: Context, args: List[bytes]) -> Any:
+    """XREAD: entries newer than the given IDs; ``None`` (nil) or a BlockRequest when there are none."""
+    return _xread_generic(ctx, args, is_group=False)
+
+
+def xreadgroup(ctx: Context, args: List[bytes]) -> Any:
+    """XREADGROUP: new entries for the group (``>``) or the consumer's pending history (any other ID)."""
+    return _xread_generic(ctx, args, is_group=True)
+
+
+# ------------------------------------------------------------------------------ R7.0 blocking model
+def serve_blocked_r70(ctx: Context, key: bytes, saved: SavedRead) -> Any:
+    """Serve an R7.0 client blocked on ``key`` from its saved state (module docstring has the contract).
+
+    O(log n) to decide; serving costs as for a synchronous read.
+    """
+    try:
+        stream = ctx.lookup(key)
+    except ReplyError:  # WRONGTYPE: the key now holds another type
+        stream = None
+    if saved.group is None:
+        if stream is None or not stream.last_id > saved.ids[key]:
+            return None
+        items = entries(islice(stream.iter_after(saved.ids[key]), saved.count))
+        return keyed_reply(ctx.protocol, [(key, items)])
+    if stream is None:
+        raise ReplyError("BLOCKED_KEY_GONE_R70")
+    group = stream.groups.get(saved.group)
+    if group is None:
+        raise ReplyError("BLOCKED_NOGROUP_R70")
+    if not stream.last_id > group.last_id:
+        return None
+    consumer = _consumer(ctx, key, group, saved.consumer)
+    items = _deliver_new(ctx, stream, group, consumer, saved.count, saved.noack)
+    return keyed_reply(ctx.protocol, [(key, items)])
+
+
+SPECS = (
+    spec(
+        "xread",
+        -4,
+        "blocking readonly",
+        xread,
+        summary="Returns messages from multiple streams with IDs greater than the ones requested. "
+        "Blocks until a message is available otherwise.",
+    ),
+    spec(
+        "xreadgroup",
+        -7,
+        "blocking write",
+        xreadgroup,
+        summary="Returns new or historical messages from a stream for a consumer in a group. "
+        "Blocks until a message is available otherwise.",
+        complexity="For each stream mentioned: O(M) with M being the number of elements returned. If M is constant "
+        "(e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side "
+        "when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the "
+        "stream getting new data.",
+    ),
+)
