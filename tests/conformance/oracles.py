@@ -24,6 +24,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -184,6 +185,7 @@ class Oracle:
     version: str = ""  # valkey_version for valkey, redis_version for redis (from INFO)
     info: Dict[str, str] = field(default_factory=dict)
     control: Optional[redis.Connection] = None
+    lock: threading.Lock = field(default_factory=threading.Lock)  # control is used from reader threads too
 
     @property
     def label(self) -> str:
@@ -222,8 +224,9 @@ class Oracle:
     def command(self, *argv):
         """Run one command on the control connection (raises on an error reply)."""
         assert self.control is not None
-        self.control.send_command(*argv)
-        return self.control.read_response(disable_decoding=True)
+        with self.lock:
+            self.control.send_command(*argv)
+            return self.control.read_response(disable_decoding=True)
 
     def connect(self, protocol: int) -> redis.Connection:
         """A new raw connection speaking ``protocol`` (HELLO 3 is sent on connect for RESP3)."""
@@ -313,12 +316,12 @@ def summary_lines() -> List[str]:
         rows.setdefault((label, profile, proto), Counter())[kind] += n
     if not rows:
         return []
-    head = f"{'oracle':<11}{'profile':<12}{'proto':<7}" + "".join(f"{k:>{len(k) + 2}}" for k in KINDS) + f"{'total':>8}"
+    head = f"{'oracle':<11}{'profile':<14}{'proto':<7}" + "".join(f"{k:>{len(k) + 2}}" for k in KINDS) + f"{'total':>8}"
     lines = [head, "-" * len(head)]
     grand = Counter()
     for (label, profile, proto), counts in sorted(rows.items()):
         grand.update(counts)
-        lines.append(f"{label:<11}{profile:<12}{'resp' + str(proto):<7}"
+        lines.append(f"{label:<11}{profile:<14}{'resp' + str(proto):<7}"
                      + "".join(f"{counts[k]:>{len(k) + 2}}" for k in KINDS) + f"{sum(counts.values()):>8}")
-    lines.append(f"{'all':<30}" + "".join(f"{grand[k]:>{len(k) + 2}}" for k in KINDS) + f"{sum(grand.values()):>8}")
+    lines.append(f"{'all':<32}" + "".join(f"{grand[k]:>{len(k) + 2}}" for k in KINDS) + f"{sum(grand.values()):>8}")
     return lines

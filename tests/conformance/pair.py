@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pprint
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional
@@ -45,8 +46,20 @@ from .replies import (
 
 #: Allowed distance between a clock-made value on the two sides (ms); see replies.ids / replies.times.
 TOLERANCE_MS = int(os.environ.get("FAKE_STREAMS_TIME_TOLERANCE_MS", "250"))
-#: Real-time bound for wait_blocked() (a safety net, not a synchronisation sleep).
+#: Real-time bounds for wait_blocked() and for reading a reply sent with send() (safety nets, not sleeps).
 WAIT_BLOCKED_S = 5.0
+READ_TIMEOUT_S = 10.0
+
+
+class PerSide:
+    """An argument that differs by side (e.g. a CLIENT ID): ``pair.per_side(real=..., fake=...)``."""
+
+    def __init__(self, real: Any, fake: Any) -> None:
+        self.real = real
+        self.fake = fake
+
+    def __repr__(self) -> str:
+        return f"<real {self.real!r} | fake {self.fake!r}>"
 
 
 def _fmt(reply: Any) -> str:
@@ -68,7 +81,7 @@ class Side:
         self._args = args
 
     def send(self, *argv: Any) -> None:
-        args = encode_args(argv)
+        args = encode_args(getattr(a, self.name) if isinstance(a, PerSide) else a for a in argv)
         if self._args:
             args = self._args(args)
         if self._before:
@@ -182,28 +195,36 @@ class Pair:
         t = self.target
         STATS[(t.label, t.profile or "-", t.protocol, "self_check" if self.self_check else kind)] += 1
 
+    def per_side(self, real: Any, fake: Any) -> PerSide:
+        """An argument sent as ``real`` to the real server and as ``fake`` to the fake."""
+        return PerSide(real, fake)
+
     def _where(self, argv: tuple) -> str:
-        return (f"{_argv_text(encode_args(argv))}\n    oracle {self.oracle.label} ({self.oracle.binary}), "
+        return (f"{' '.join(repr(a) if isinstance(a, PerSide) else _argv_text(encode_args([a])) for a in argv)}\n    oracle {self.oracle.label} ({self.oracle.binary}), "
                 f"fake profile {self.profile.name}, RESP{self.protocol}")
 
-    def _run_both(self, argv: tuple, norm: Any = None) -> tuple[Any, Any]:
+    def _run_both(self, argv: tuple) -> tuple[Any, Any]:
         """Real first (so the fake's clock is synced after the real command ran), then the fake."""
         real = translate(self.real(*argv), self._unalias)
         fake = self.fake(*argv) if self.fake is not None else None
-        if self.fake is not None:
-            for fn in normalizers(norm):
-                real = fn(real, fake, self)
         return real, fake
+
+    def _normalize(self, real: Any, fake: Any, normalize: Any) -> Any:
+        if self.fake is not None:
+            for fn in normalizers(normalize):
+                real = fn(real, fake, self)
+        return real
 
     def same(self, *argv: Any, normalize: Normalizer | List[Normalizer] | None = None) -> Any:
         """Run ``argv`` on both; the raw replies must be equal. Returns the reply (the fake's)."""
-        real, fake = self._run_both(argv, normalize)
-        return self._compare(argv, real, fake, "same")
+        real, fake = self._run_both(argv)
+        return self._compare(argv, real, fake, "same", normalize)
 
-    def _compare(self, argv: tuple, real: Any, fake: Any, kind: str) -> Any:
+    def _compare(self, argv: tuple, real: Any, fake: Any, kind: str, normalize: Any) -> Any:
         __tracebackhide__ = True
         if self._known:
-            return self._compare_known(argv, real, fake)
+            return self._compare_known(argv, real, fake, normalize)
+        real = self._normalize(real, fake, normalize)
         self._count(kind)
         if self.fake is None:
             return real
@@ -213,13 +234,22 @@ class Pair:
                         f"  {diff}", pytrace=False)
         return fake
 
-    def same_error(self, key: str, *argv: Any, **params: Any) -> Err:
+    def same_error(self, key: str, /, *argv: Any, **params: Any) -> Err:
         """Run ``argv`` on both; each must reply with the error ``key`` of ``profile.errors``, formatted with
         ``params`` (compared as redis-py delivers it: same class, stripped code and remaining text)."""
         __tracebackhide__ = True
-        full = ReplyError(key, **params).render(self.profile.errors)
-        want = expected_err(full)
         real, fake = self._run_both(argv)
+        return self._check_error(key, params, argv, real, fake)
+
+    def error(self, key: str, /, **params: Any) -> Err:
+        """The error value ``key`` of this profile as the harness sees it (e.g. a known_difference's spec'd value)."""
+        return expected_err(ReplyError(key, **params).render(self.profile.errors))
+
+    def _check_error(self, key: str, params: Dict[str, Any], argv: tuple, real: Any, fake: Any) -> Err:
+        __tracebackhide__ = True
+        if self._known:
+            raise TypeError("same_error inside known_difference: use pair.same with expected=pair.error(key)")
+        want = self.error(key, **params)
         self._count("same_error")
         problems = []
         if real != want:
@@ -227,7 +257,7 @@ class Pair:
         if self.fake is not None and fake != want:
             problems.append(f"  fake: {_fmt(fake)}")
         if problems:
-            pytest.fail(f"expected error {key} = {full!r} for {self._where(argv)}\n" + "\n".join(problems),
+            pytest.fail(f"expected error {key} = {want.full!r} for {self._where(argv)}\n" + "\n".join(problems),
                         pytrace=False)
         return want
 
@@ -236,7 +266,8 @@ class Pair:
         __tracebackhide__ = True
         if not reason or not reason.strip():
             raise ValueError("pair.loosely(...) needs a reason=... saying why an exact comparison is impossible")
-        real, fake = self._run_both(argv, normalize)
+        real, fake = self._run_both(argv)
+        real = self._normalize(real, fake, normalize)
         self._count("loosely")
         if self.fake is None:
             return real
@@ -268,10 +299,12 @@ class Pair:
             pytest.fail(f"known difference with {oracle} did not show ({reason}); the oracle now agrees "
                         f"with the spec: remove the known_difference declaration", pytrace=False)
 
-    def _compare_known(self, argv: tuple, real: Any, fake: Any) -> Any:
+    def _compare_known(self, argv: tuple, real: Any, fake: Any, normalize: Any) -> Any:
         __tracebackhide__ = True
         kd = self._known[-1]
         spec = kd.expected(real) if callable(kd.expected) else kd.expected
+        real = self._normalize(real, fake, normalize)
+        spec = self._normalize(spec, fake, normalize)
         if first_difference(real, spec):
             kd.reproduced += 1
         self._count("known_difference")
@@ -287,21 +320,54 @@ class Pair:
     # -- split commands (blocking) --------------------------------------------------------------
 
     def send(self, *argv: Any) -> None:
-        """Send ``argv`` to both sides without reading (e.g. a BLOCK read); finish with :meth:`read`."""
+        """Send ``argv`` to both sides without waiting for the replies (e.g. a BLOCK read); :meth:`read`
+        collects and compares them. The fake side runs in a reader thread, wherever the fake blocks."""
         self._pending = argv
         self.real.send(*argv)
         if self.fake is not None:
-            self.fake.send(*argv)
+            box: Dict[str, Any] = {}
+            fake = self.fake
+
+            def run() -> None:
+                try:
+                    box["reply"] = fake(*argv)
+                except BaseException as exc:  # handed to read()
+                    box["exc"] = exc
+
+            thread = threading.Thread(target=run, name="conformance-fake-reader", daemon=True)
+            thread.start()
+            self._reader = (thread, box)
 
     def read(self, normalize: Normalizer | List[Normalizer] | None = None) -> Any:
         """Read the replies of the last :meth:`send` on both sides and compare them exactly."""
         __tracebackhide__ = True
+        real, fake = self._collect()
+        return self._compare(self._pending, real, fake, "same", normalize)
+
+    def _collect(self) -> tuple[Any, Any]:
+        __tracebackhide__ = True
         real = translate(self.real.read(), self._unalias)
-        fake = self.fake.read() if self.fake is not None else None
+        fake = None
         if self.fake is not None:
-            for fn in normalizers(normalize):
-                real = fn(real, fake, self)
-        return self._compare(self._pending, real, fake, "same")
+            thread, box = self._reader
+            thread.join(READ_TIMEOUT_S)  # real-time: bounded wait for the fake's reader thread
+            if thread.is_alive():
+                pytest.fail(f"the fake did not reply within {READ_TIMEOUT_S}s to {self._where(self._pending)}\n"
+                            f"  real replied: {_fmt(real)}", pytrace=False)
+            if "exc" in box:
+                raise box["exc"]
+            fake = box["reply"]
+        return real, fake
+
+    def read_error(self, key: str, /, **params: Any) -> Err:
+        """Like :meth:`read`, but both replies must be the error ``key`` (see :meth:`same_error`)."""
+        __tracebackhide__ = True
+        real, fake = self._collect()
+        return self._check_error(key, params, self._pending, real, fake)
+
+    def client_id(self) -> PerSide:
+        """This client's ``CLIENT ID`` on each side, as a per-side argument (e.g. for CLIENT UNBLOCK)."""
+        return PerSide(self.real("CLIENT", "ID"), self.fake("CLIENT", "ID") if self.fake is not None else None)
 
     def wait_blocked(self, count: int = 1) -> None:
         """Wait until ``count`` clients are blocked on the real server (INFO blocked_clients) and on the fake

@@ -1,0 +1,67 @@
+"""Meta-test: every error of fake_streams.errors.ERRORS has a conformance case, or a written reason why not.
+
+Usage is found by a static scan of the scenario files (``test_*.py`` here, except the harness's own
+tests): the first argument of ``.same_error("KEY", ...)``, ``.read_error("KEY", ...)`` and
+``.error("KEY", ...)`` (the spec'd value of a known_difference) when it is a string literal. So the check
+does not depend on which oracles are installed, and it fails as soon as a key is added to ERRORS
+without a case.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Dict, Set
+
+from fake_streams.errors import ERRORS
+
+HERE = Path(__file__).parent
+NOT_SCENARIOS = {"test_harness.py", "test_error_coverage.py"}  # real-vs-real cross-checks, this file
+USING_CALLS = {"same_error", "read_error", "error"}
+
+#: Keys no oracle available here can produce, with the reason. Keep it short and honest.
+UNREACHABLE: Dict[str, str] = {
+    "ELEMENTS_TOO_LARGE": (
+        "needs more than 2^30 bytes of fields and values in one XADD (spec §2.1 step 14), sent to two "
+        "servers per parameter; the 7.0 stale-errno path with the same text is covered by XADD_PARTIAL_ID_OVERFLOW"
+    ),
+    "INTERNAL_ERROR": "fake-only: the fake's reply when a handler raises a Python exception; no server sends it",
+}
+
+
+def used_keys() -> Dict[str, Set[str]]:
+    """ERRORS key -> scenario files using it."""
+    found: Dict[str, Set[str]] = {}
+    for path in sorted(HERE.glob("test_*.py")):
+        if path.name in NOT_SCENARIOS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in USING_CALLS and node.args
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                found.setdefault(node.args[0].value, set()).add(path.name)
+    return found
+
+
+def test_every_error_key_has_a_conformance_case():
+    used = used_keys()
+    missing = sorted(set(ERRORS) - set(used) - set(UNREACHABLE))
+    assert not missing, (
+        "These fake_streams.errors.ERRORS keys have no conformance case:\n"
+        + "".join(f"- {k}: {ERRORS[k]!r}\n" for k in missing)
+        + "Add a scenario with pair.same_error(KEY, ...) under tests/conformance/, or, if no oracle here can "
+        "produce it, an entry with the reason in UNREACHABLE (tests/conformance/test_error_coverage.py)."
+    )
+
+
+def test_scenarios_only_name_known_error_keys():
+    unknown = {k: sorted(files) for k, files in used_keys().items() if k not in ERRORS}
+    assert not unknown, f"scenarios name error keys that are not in ERRORS: {unknown}"
+
+
+def test_unreachable_list_is_current():
+    stale = sorted(k for k in UNREACHABLE if k not in ERRORS)
+    assert not stale, f"UNREACHABLE names keys that ERRORS no longer has: {stale}"
+    covered = sorted(k for k in UNREACHABLE if k in used_keys())
+    assert not covered, f"UNREACHABLE keys that now have a case (remove them from the list): {covered}"
+    assert all(reason.strip() for reason in UNREACHABLE.values())
