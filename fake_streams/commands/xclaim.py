@@ -47,10 +47,9 @@ def require_group(ctx: Context, key: bytes, name: bytes) -> Tuple[Stream, Consum
 
 def _consumer(ctx: Context, key: bytes, group: ConsumerGroup, name: bytes) -> Consumer:
     """``streamLookupConsumer`` + ``streamCreateConsumer`` (event ``xgroup-createconsumer``); ``seen_time = now``."""
-    consumer, created = group.lookup_or_create(name, ctx.now_ms)
+    consumer, created = group.seen(name, ctx.now_ms)
     if created:
         ctx.notify("xgroup-createconsumer", key)
-    consumer.seen_time = ctx.now_ms
     return consumer
 
 

@@ -62,23 +62,15 @@ def _entries_read(group: ConsumerGroup) -> Optional[int]:
     return None if group.entries_read == INVALID_ENTRIES_READ else group.entries_read
 
 
-def _rax_counts(stream: Stream) -> Tuple[int, int]:
-    """``radix-tree-keys`` (listpack nodes) and ``radix-tree-nodes`` (rax nodes) of the node model (spec §5.1, §5.3). O(1)."""
-    keys = getattr(stream, "radix_tree_keys", None)
-    nodes = getattr(stream, "radix_tree_nodes", None)
-    if keys is None or nodes is None:  # pragma: no cover - until the listpack node model lands in stream.py
-        keys = (len(stream) + 99) // 100
-        nodes = keys + 1
-    return keys, nodes
-
-
 def _head(stream: Stream) -> List[Tuple[bytes, Any]]:
-    """The seven fields XINFO STREAM and XINFO STREAM FULL share, in the server's order. O(1)."""
-    keys, nodes = _rax_counts(stream)
+    """The seven fields XINFO STREAM and XINFO STREAM FULL share, in the server's order.
+
+    O(1), plus O(#nodes) for ``radix-tree-nodes`` after the node set changed.
+    """
     return [
         (b"length", len(stream)),
-        (b"radix-tree-keys", keys),
-        (b"radix-tree-nodes", nodes),
+        (b"radix-tree-keys", stream.radix_tree_keys),  # listpack nodes (spec §5.1)
+        (b"radix-tree-nodes", stream.radix_tree_nodes),  # rax nodes (spec §5.3)
         (b"last-generated-id", stream.last_id.encode()),
         (b"max-deleted-entry-id", stream.max_deleted_entry_id.encode()),
         (b"entries-added", stream.entries_added),

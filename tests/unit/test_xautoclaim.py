@@ -412,3 +412,19 @@ def test_seed_zero_cursor_can_be_called_again_for_new_idle_entries():
     assert ctx.run("XAUTOCLAIM", "mystream", "mygroup", "Bob", "3600000", "0-0") == [b"0-0", [], []]
     ctx.now_ms = SEED_T + HOUR
     assert ctx.run("XAUTOCLAIM", "mystream", "mygroup", "Bob", "3600000", "0-0", "JUSTID") == [b"0-0", [b"1609338752495-0"], []]
+
+
+@pytest.mark.parametrize("version", ALL)
+def test_seed_basic_usage_through_the_command_path(version):
+    ctx = DictContext(version, now_ms=SEED_T)
+    assert ctx.run("XADD", "mystream", "*", "field", "value") == b"1609338752495-0"
+    assert ctx.run("XGROUP", "CREATE", "mystream", "mygroup", "0") == ctx.run("XGROUP", "SETID", "mystream", "mygroup", "0")
+    assert ctx.run("XREADGROUP", "GROUP", "mygroup", "Alice", "COUNT", "1", "STREAMS", "mystream", ">") == [
+        [b"mystream", [[b"1609338752495-0", [b"field", b"value"]]]]
+    ]
+    ctx.now_ms += HOUR
+    assert ctx.run("XAUTOCLAIM", "mystream", "mygroup", "Bob", "3600000", "0-0", "COUNT", "25") == [
+        b"0-0", [[b"1609338752495-0", [b"field", b"value"]]], []
+    ]
+    assert ctx.run("XPENDING", "mystream", "mygroup", "-", "+", "10") == [[b"1609338752495-0", b"Bob", 0, 2]]
+    check(ctx.keyspace[b"mystream"])

@@ -419,3 +419,47 @@ def test_claim_from_a_deleted_consumer_state_keeps_invariants():
     assert list(group.consumers[b"bob"].pel) == [sid(1), sid(2), sid(3)]
     assert len(group.consumers[b"alice"].pel) == 0
     check(stream)
+
+
+# ------------------------------------------------------------------- through the full command path
+
+
+@pytest.mark.parametrize("version", ALL)
+def test_ported_xclaim_can_claim_pel_items_from_another_consumer(version):
+    # stream-cgroups.tcl "XCLAIM can claim PEL items from another consumer" (the `after 200` waits are now_ms steps)
+    ctx = DictContext(version, now_ms=T0)
+    id1 = ctx.run("XADD", "mystream", "*", "a", "1")
+    id2 = ctx.run("XADD", "mystream", "*", "b", "2")
+    id3 = ctx.run("XADD", "mystream", "*", "c", "3")
+    assert (id1, id2, id3) == (b"%d-0" % T0, b"%d-1" % T0, b"%d-2" % T0)
+    ctx.run("XGROUP", "CREATE", "mystream", "mygroup", "0")
+    reply = ctx.run("XREADGROUP", "GROUP", "mygroup", "consumer1", "count", "1", "STREAMS", "mystream", ">")
+    assert reply == [[b"mystream", [[id1, [b"a", b"1"]]]]]
+    assert len(ctx.run("XPENDING", "mystream", "mygroup", "-", "+", "10", "consumer1")) == 1
+    ctx.now_ms += 200
+    assert ctx.run("XCLAIM", "mystream", "mygroup", "consumer2", "10", id1) == [[id1, [b"a", b"1"]]]
+    assert ctx.run("XPENDING", "mystream", "mygroup", "-", "+", "10") == [[id1, b"consumer2", 0, 2]]
+    assert ctx.run("XPENDING", "mystream", "mygroup", "-", "+", "10", "consumer1") == []
+    ctx.run("XREADGROUP", "GROUP", "mygroup", "consumer1", "count", "2", "STREAMS", "mystream", ">")
+    ctx.now_ms += 200
+    ctx.run("XDEL", "mystream", id2)
+    assert ctx.run("XCLAIM", "mystream", "mygroup", "consumer2", "10", id2) == []
+    ctx.now_ms += 200
+    ctx.run("XDEL", "mystream", id3)
+    assert ctx.run("XCLAIM", "mystream", "mygroup", "consumer2", "10", id3) == []
+    assert ctx.run("XPENDING", "mystream", "mygroup", "-", "+", "10", "consumer1") == []
+    check(ctx.keyspace[b"mystream"])
+
+
+def test_ported_xclaim_without_justid_increments_delivery_count():
+    ctx = DictContext(now_ms=T0)
+    ctx.run("XADD", "mystream", "1-0", "a", "1")
+    ctx.run("XGROUP", "CREATE", "mystream", "mygroup", "0")
+    ctx.run("XREADGROUP", "GROUP", "mygroup", "consumer1", "count", "1", "STREAMS", "mystream", ">")
+    ctx.now_ms += 200
+    assert ctx.run("XCLAIM", "mystream", "mygroup", "consumer2", "10", "1-0") == [[b"1-0", [b"a", b"1"]]]
+    assert ctx.run("XPENDING", "mystream", "mygroup", "-", "+", "10") == [[b"1-0", b"consumer2", 0, 2]]
+    ctx.now_ms += 200
+    assert ctx.run("XCLAIM", "mystream", "mygroup", "consumer3", "10", "1-0", "JUSTID") == [b"1-0"]
+    assert ctx.run("XPENDING", "mystream", "mygroup", "-", "+", "10") == [[b"1-0", b"consumer3", 0, 2]]
+    check(ctx.keyspace[b"mystream"])

@@ -11,7 +11,6 @@ from fake_streams.errors import ERRORS
 from fake_streams.groups import ConsumerGroup, advance_entries_read
 from fake_streams.ids import MIN_ID, StreamID
 from fake_streams.reply import Status
-from fake_streams.stream import Stream
 from tests.support.context import DictContext
 
 ALL = ("7.0", "7.2", "7.4", "valkey-8.0")
@@ -243,7 +242,6 @@ def test_stream_summary_first_and_last_skip_deleted_entries():
     assert fields[b"max-deleted-entry-id"] == b"4-0"
 
 
-@pytest.mark.skipif(not hasattr(Stream, "radix_tree_keys"), reason="listpack node model not in stream.py yet")
 def test_radix_tree_fields_come_from_the_node_model():
     # five one-entry nodes 1-0 ... 5-0 -> 5 keys, 12 rax nodes (spec §5.3, verified on a server)
     ctx = DictContext()
@@ -523,3 +521,55 @@ def test_xinfo_changes_nothing():
     assert {n: (c.seen_time, c.active_time, list(c.pel)) for n, c in group.consumers.items()} == before
     assert ctx.events == [] and ctx.modified_keys == []
     check(stream)
+
+
+# ------------------------------------------------------------------- through the full command path
+
+
+@pytest.mark.parametrize("version", ACTIVE)
+def test_ported_consumer_seen_time_and_active_time(version):
+    # stream-cgroups.tcl "Consumer seen-time and active-time" with exact values (the waits are now_ms steps)
+    ctx = DictContext(version, now_ms=T0)
+    ctx.run("XGROUP", "CREATE", "mystream", "mygroup", "$", "MKSTREAM")
+    ctx.run("XREADGROUP", "GROUP", "mygroup", "Alice", "COUNT", "1", "STREAMS", "mystream", ">")
+    ctx.now_ms += 100
+    assert ctx.run("XINFO", "CONSUMERS", "mystream", "mygroup") == [[b"name", b"Alice", b"pending", 0, b"idle", 100, b"inactive", -1]]
+    ctx.run("XADD", "mystream", "*", "f", "v")
+    ctx.run("XREADGROUP", "GROUP", "mygroup", "Alice", "COUNT", "1", "STREAMS", "mystream", ">")
+    assert ctx.run("XINFO", "CONSUMERS", "mystream", "mygroup") == [[b"name", b"Alice", b"pending", 1, b"idle", 0, b"inactive", 0]]
+    ctx.now_ms += 100
+    ctx.run("XREADGROUP", "GROUP", "mygroup", "Alice", "COUNT", "1", "STREAMS", "mystream", ">")
+    assert ctx.run("XINFO", "CONSUMERS", "mystream", "mygroup") == [[b"name", b"Alice", b"pending", 1, b"idle", 0, b"inactive", 100]]
+
+
+def test_ported_xinfo_full_output():
+    # stream-cgroups.tcl "XINFO FULL output" (7.4 shapes), with exact times
+    ctx = DictContext(now_ms=T0)
+    for ms, field in ((100, "a"), (101, "b"), (102, "c"), (103, "e"), (104, "f")):
+        ctx.run("XADD", "x", ms, field, "1")
+    ctx.run("XGROUP", "CREATE", "x", "g1", "0")
+    ctx.run("XGROUP", "CREATE", "x", "g2", "0")
+    ctx.run("XREADGROUP", "GROUP", "g1", "Alice", "COUNT", "1", "STREAMS", "x", ">")
+    ctx.run("XREADGROUP", "GROUP", "g1", "Bob", "COUNT", "1", "STREAMS", "x", ">")
+    ctx.run("XREADGROUP", "GROUP", "g1", "Bob", "NOACK", "COUNT", "1", "STREAMS", "x", ">")
+    ctx.run("XREADGROUP", "GROUP", "g2", "Charlie", "COUNT", "4", "STREAMS", "x", ">")
+    ctx.run("XDEL", "x", "103")
+    reply = ctx.run("XINFO", "STREAM", "x", "FULL")
+    assert len(reply) == 18
+    info = dict(zip(reply[::2], reply[1::2]))
+    assert info[b"length"] == 4
+    assert [e[0] for e in info[b"entries"]] == [b"100-0", b"101-0", b"102-0", b"104-0"]
+    g1, g2 = [dict(zip(g[::2], g[1::2])) for g in info[b"groups"]]
+    assert g1[b"pending"] == [[b"100-0", b"Alice", T0, 1], [b"101-0", b"Bob", T0, 1]]
+    assert g2[b"pending"] == [[b"%d-0" % ms, b"Charlie", T0, 1] for ms in (100, 101, 102, 103)]
+    assert (g1[b"last-delivered-id"], g1[b"entries-read"], g1[b"lag"]) == (b"102-0", 3, None)
+    alice, bob = [dict(zip(c[::2], c[1::2])) for c in g1[b"consumers"]]
+    assert alice == {b"name": b"Alice", b"seen-time": T0, b"active-time": T0, b"pel-count": 1, b"pending": [[b"100-0", T0, 1]]}
+    assert (bob[b"name"], bob[b"pel-count"]) == (b"Bob", 1)
+    reply = ctx.run("XINFO", "STREAM", "x", "FULL", "COUNT", "1")
+    assert len(reply) == 18
+    info = dict(zip(reply[::2], reply[1::2]))
+    assert len(info[b"entries"]) == 1
+    g1 = dict(zip(info[b"groups"][0][::2], info[b"groups"][0][1::2]))
+    assert len(g1[b"pending"]) == 1
+    assert len(g1[b"consumers"][0][9]) == 1
