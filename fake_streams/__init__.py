@@ -1,0 +1,41 @@
+"""fake_streams: an in-memory, byte-exact Redis Streams server for Python test suites.
+
+Stream commands run in this package's engine; every other command is served by fakeredis, in the
+same keyspace, so TYPE, EXPIRE, MULTI/EXEC, WATCH and Lua work across both.
+
+>>> import redis
+>>> from fake_streams import FakeStreamsConnection, FakeStreamsServer, ManualClock
+>>> server = FakeStreamsServer(version="7.4", clock=ManualClock(1_700_000_000_000))
+>>> pool = redis.ConnectionPool(connection_class=FakeStreamsConnection.bind(server), protocol=2)
+>>> r = redis.Redis(connection_pool=pool)
+>>> r.set("greeting", "hello")
+True
+>>> r.type("greeting")
+b'string'
+>>> server.close()
+
+Without ``bind``, connections to the same ``host:port`` share one server::
+
+    r = redis.Redis.from_url("redis://cache:6379/0", connection_class=FakeStreamsConnection)
+
+The pytest fixture ``fake_redis_streams`` (package ``pytest_plugin``) gives each test a fresh server.
+"""
+
+from .clock import ManualClock, SystemClock
+from .connection import FakeStreamsAsyncConnection, FakeStreamsConnection
+from .errors import ReplyError
+from .ids import StreamID
+from .profiles import PROFILES, Profile
+from .server import FakeStreamsServer
+
+__all__ = [
+    "PROFILES",
+    "FakeStreamsAsyncConnection",
+    "FakeStreamsConnection",
+    "FakeStreamsServer",
+    "ManualClock",
+    "Profile",
+    "ReplyError",
+    "StreamID",
+    "SystemClock",
+]

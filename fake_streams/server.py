@@ -1,0 +1,384 @@
+"""``FakeStreamsServer``: one emulated server = a keyspace (held by fakeredis) + a clock + a profile.
+
+Every stream command, whichever way it arrives (a connection, inside EXEC, from Lua), goes through
+:meth:`FakeStreamsServer.execute`, which builds the handler's :class:`~fake_streams.commands.base.Context`,
+runs the handler and serves a :class:`~fake_streams.commands.base.BlockRequest` (see
+:meth:`FakeStreamsServer._block_until_served`). This module never imports fakeredis; the adapter
+:mod:`fake_streams._fakeredis` does.
+
+Execution units: a command, a whole EXEC and a whole script each form one :class:`ExecUnit` — one
+``now_ms`` snapshot on ``time_snapshot`` profiles, and one list of keys signalled ready, served
+when the unit ends (:meth:`FakeStreamsServer.finish_unit`).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import threading
+import traceback
+from typing import Any, Callable, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from . import _fakeredis
+from .clock import Clock, SystemClock
+from .commands import COMMANDS
+from .commands.base import BlockRequest, CommandSpec
+from .errors import ReplyError
+from .profiles import Profile, get_profile
+from .stream import Stream
+
+try:  # Python 3.8+
+    from typing import Protocol
+except ImportError:  # pragma: no cover
+    Protocol = object  # type: ignore
+
+
+class ExecUnit:
+    """One execution unit: the ``now`` snapshot (taken on first use) and the keys signalled ready."""
+
+    __slots__ = ("snapshot_ms", "ready")
+
+    def __init__(self) -> None:
+        self.snapshot_ms: Optional[int] = None
+        self.ready: List[Tuple[Any, bytes]] = []  # (keyspace, key)
+
+
+class Session(Protocol):
+    """What :meth:`FakeStreamsServer.execute` needs from a connection (implemented by the adapter)."""
+
+    keyspace: Any  # the selected database: get(key), add(key, value), changed(key), wake()
+    protocol: int  # RESP version of the reply (inside Lua: the script's RESP mode)
+    in_multi: bool
+    from_script: bool
+    unit: Optional[ExecUnit]
+
+    def notify(self, event: str, key: bytes) -> None: ...
+
+    def park(self, attempt: Callable[[], Tuple[bool, Any]], deadline_ms: Optional[int], clock: Clock) -> Any: ...
+
+
+class _Execution:
+    """The :class:`~fake_streams.commands.base.Context` of one handler call."""
+
+    __slots__ = ("_server", "_session", "_unit", "_keyspace", "profile", "protocol", "in_multi", "from_script", "argv")
+
+    def __init__(self, server: FakeStreamsServer, session: Session, unit: ExecUnit, argv: List[bytes]) -> None:
+        #: the whole command as the client typed it (name and subcommand included), for error texts
+        self.argv = argv
+        self._server = server
+        self._session = session
+        self._unit = unit
+        self._keyspace = session.keyspace
+        self.profile = server.profile
+        self.protocol = session.protocol
+        self.in_multi = session.in_multi
+        self.from_script = session.from_script
+
+    @property
+    def now_ms(self) -> int:
+        return self._server.now_ms(self._unit)
+
+    def lookup(self, key: bytes) -> Optional[Stream]:
+        value = self._keyspace.get(key)
+        if value is None or isinstance(value, Stream):
+            return value
+        raise ReplyError("WRONGTYPE")
+
+    def create(self, key: bytes) -> Stream:
+        value = _fakeredis.StreamValue()
+        self._keyspace.add(key, value)
+        return value
+
+    def modified(self, key: bytes) -> None:
+        self._keyspace.changed(key)
+
+    def signal_ready(self, key: bytes) -> None:
+        self._unit.ready.append((self._keyspace, key))
+
+    def notify(self, event: str, key: bytes) -> None:
+        self._session.notify(event, key)
+
+
+class FakeStreamsServer:
+    """An in-memory Redis/Valkey server whose stream commands run in the engine.
+
+    >>> server = FakeStreamsServer(version="7.4")
+    >>> client = server.client()
+    >>> client.set("k", "v")
+    True
+    >>> client.type("k")
+    b'string'
+    >>> server.close()
+
+    ``version`` picks the profile (``"7.0"``, ``"7.2"``, ``"7.4"``, ``"valkey-8.0"``); ``clock`` drives
+    stream IDs, idle times and BLOCK deadlines (default :class:`SystemClock`; pass a
+    :class:`~fake_streams.clock.ManualClock` to steer time). Key expiry (EXPIRE/TTL) follows
+    fakeredis, i.e. the wall clock. ``commands`` replaces the command table (tests).
+    """
+
+    _registry: ClassVar[Dict[str, FakeStreamsServer]] = {}
+    _registry_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(
+        self,
+        version: str | Profile | None = "7.4",
+        clock: Optional[Clock] = None,
+        *,
+        commands: Optional[Mapping[str, CommandSpec]] = None,
+    ) -> None:
+        self.profile: Profile = get_profile(version)
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.commands: Mapping[str, CommandSpec] = COMMANDS if commands is None else dict(commands)
+        #: unexpected Python exceptions raised by handlers: (command, args, traceback text)
+        self.internal_errors: List[Tuple[str, List[bytes], str]] = []
+        self.closed = False
+        self.address: Optional[str] = None
+        self.router = _fakeredis.Router(self.commands)
+        self.backend = _fakeredis.Backend(self.profile)  # the fakeredis server behind (internal)
+        self._snapshot = self.profile.has("time_snapshot")
+        self._started_ms = self.clock.now_ms()
+        self._unsubscribe = self.clock.subscribe(self._on_clock_change) if self.clock.manual else None
+
+    @property
+    def version(self) -> str:
+        """The profile's public name (``"7.4"`` …)."""
+        return self.profile.name
+
+    def __repr__(self) -> str:
+        where = f", address={self.address!r}" if self.address else ""
+        return f"FakeStreamsServer(version={self.version!r}, clock={self.clock!r}{where})"
+
+    # ------------------------------------------------------------------------ shared servers
+    @classmethod
+    def for_address(cls, host: Any = "localhost", port: Any = 6379, version: Optional[str] = None) -> FakeStreamsServer:
+        """The server every connection to ``host:port`` shares (created on first use)."""
+        return cls._shared(f"{host}:{port}", version)
+
+    @classmethod
+    def for_path(cls, path: str, version: Optional[str] = None) -> FakeStreamsServer:
+        """The server every connection to the Unix socket ``path`` shares."""
+        return cls._shared(f"unix:{path}", version)
+
+    @classmethod
+    def _shared(cls, address: str, version: Optional[str]) -> FakeStreamsServer:
+        with cls._registry_lock:
+            server = cls._registry.get(address)
+            if server is None:
+                server = cls._registry[address] = cls(version or "7.4")
+                server.address = address
+            return server
+
+    @classmethod
+    def reset_registry(cls) -> None:
+        """Close and forget every shared (address-keyed) server."""
+        with cls._registry_lock:
+            servers = list(cls._registry.values())
+            cls._registry.clear()
+        for server in servers:
+            server.close()
+
+    # -------------------------------------------------------------------------------- clients
+    def client(self, **kwargs: Any) -> Any:
+        """A ``redis.Redis`` on this server (kwargs go to its ConnectionPool: protocol, decode_responses, db …)."""
+        import redis
+
+        from .connection import FakeStreamsConnection
+
+        pool = redis.ConnectionPool(connection_class=FakeStreamsConnection.bind(self), **kwargs)
+        return redis.Redis(connection_pool=pool)
+
+    def async_client(self, **kwargs: Any) -> Any:
+        """A ``redis.asyncio.Redis`` on this server."""
+        import redis.asyncio
+
+        from .connection import FakeStreamsAsyncConnection
+
+        pool = redis.asyncio.ConnectionPool(connection_class=FakeStreamsAsyncConnection.bind(self), **kwargs)
+        return redis.asyncio.Redis(connection_pool=pool)
+
+    # ------------------------------------------------------------------------------ execution
+    def execute(self, session: Session, spec: CommandSpec, args: List[bytes], argv: Optional[List[bytes]] = None) -> Any:
+        """Run ``spec`` with ``args`` (after the command/subcommand name) for ``session``.
+
+        The single entry point of every stream command. ``argv`` is the whole command as typed
+        (default: the lower-case names + ``args``). Call it with the backend lock held (the adapter
+        does). Returns the reply value; raises :class:`ReplyError` for an error reply.
+        """
+        if argv is None:
+            argv = [part.encode() for part in spec.name.split("|")] + list(args)
+        unit = session.unit
+        own_unit = unit is None
+        if own_unit:
+            unit = session.unit = ExecUnit()
+        try:
+            reply = self._call(session, unit, spec, args, argv)
+            if isinstance(reply, BlockRequest):
+                prefix = argv[: len(argv) - len(args)]
+                reply = self._block_until_served(session, spec, reply, prefix, self.now_ms(unit))
+            return reply
+        finally:
+            if own_unit:
+                session.unit = None
+                self.finish_unit(unit)
+
+    def _call(self, session: Session, unit: ExecUnit, spec: CommandSpec, args: List[bytes], argv: List[bytes]) -> Any:
+        if spec.handler is None:  # a container's own entry: the transport answers for it
+            raise ReplyError("WRONG_ARITY", command=spec.name)
+        try:
+            return spec.handler(_Execution(self, session, unit, argv), args)
+        except ReplyError:
+            raise
+        except Exception as exc:  # a bug: answer with an error reply, never crash the connection
+            self.internal_errors.append((spec.name, list(args), traceback.format_exc()))
+            raise ReplyError("INTERNAL_ERROR", command=spec.name, detail=f"{type(exc).__name__}: {exc}") from None
+
+    def _block_until_served(
+        self, session: Session, spec: CommandSpec, req: BlockRequest, prefix: List[bytes], now_ms: int
+    ) -> Any:
+        """THE blocking wait (simple version; the blocking layer will replace this function).
+
+        Re-runs the handler with ``req.args`` whenever the keyspace changes until it returns a reply;
+        nil once the deadline on the server clock has passed (``timeout_ms`` 0 = forever). Inside
+        MULTI or a script nothing blocks: nil at once (handlers do not return a BlockRequest there).
+        """
+        if session.in_multi or session.from_script:
+            return None
+        deadline_ms = None if req.timeout_ms == 0 else now_ms + req.timeout_ms
+
+        def attempt() -> Tuple[bool, Any]:
+            saved, unit = session.unit, ExecUnit()
+            session.unit = unit
+            try:
+                args = list(req.args)
+                reply = self._call(session, unit, spec, args, prefix + args)
+            finally:
+                session.unit = saved
+                self.finish_unit(unit)
+            if not isinstance(reply, BlockRequest):
+                return True, reply
+            if deadline_ms is not None and self.clock.now_ms() >= deadline_ms:
+                return True, None
+            return False, None
+
+        return session.park(attempt, deadline_ms, self.clock)
+
+    def new_unit(self) -> ExecUnit:
+        return ExecUnit()
+
+    def now_ms(self, unit: Optional[ExecUnit]) -> int:
+        """``now`` for a handler: the unit's snapshot on ``time_snapshot`` profiles, else the live clock."""
+        if not self._snapshot or unit is None:
+            return self.clock.now_ms()
+        if unit.snapshot_ms is None:
+            unit.snapshot_ms = self.clock.now_ms()
+        return unit.snapshot_ms
+
+    def finish_unit(self, unit: Optional[ExecUnit]) -> None:
+        """End of an execution unit (lock held): serve the keys signalled ready.
+
+        For now this wakes every waiter of the databases concerned (they re-run their command);
+        the blocking layer will serve the blocked clients of each key in FIFO order here.
+        """
+        if unit is None or not unit.ready:
+            return
+        for keyspace in {keyspace for keyspace, _ in unit.ready}:
+            keyspace.wake()
+        unit.ready.clear()
+
+    def _on_clock_change(self) -> None:
+        """A manual clock moved: let waiters re-check their deadline."""
+        if self.closed:
+            return
+        with self.backend.lock:
+            self.backend.wake()
+
+    # ------------------------------------------------------------------------------------ INFO
+    def info(self, sections: Sequence[bytes]) -> bytes:
+        """The INFO reply text: ``# Server``, ``# Clients``, ``# Replication``, ``# Keyspace`` (lock held)."""
+        names = {s.decode("utf-8", "replace").lower() for s in sections} or {"default"}
+        if names & {"default", "all", "everything"}:
+            names |= set(_INFO_SECTIONS)
+        stats = self.backend.stats()
+        out = [getattr(self, f"_info_{name}")(stats) for name in _INFO_SECTIONS if name in names]
+        return b"\r\n".join(_info_block(title, fields) for title, fields in out)
+
+    def _info_server(self, stats: Dict[str, Any]) -> Tuple[str, List[Tuple[str, Any]]]:
+        p, now_ms = self.profile, self.clock.now_ms()
+        uptime_s = max(0, now_ms - self._started_ms) // 1000
+        fields: List[Tuple[str, Any]] = [("redis_version", p.redis_version)]
+        if p.valkey_version:
+            fields += [("server_name", p.server), ("valkey_version", p.valkey_version)]
+        fields += [
+            ("redis_git_sha1", "00000000"),
+            ("redis_git_dirty", 0),
+            ("redis_build_id", "0"),
+            ("redis_mode", "standalone"),
+        ]
+        if p.valkey_version:
+            fields.append(("server_mode", "standalone"))
+        port = self.address.rsplit(":", 1)[-1] if self.address and not self.address.startswith("unix:") else "6379"
+        fields += [
+            ("os", f"{platform.system()} {platform.release()} {platform.machine()}"),
+            ("arch_bits", 64),
+            ("multiplexing_api", "fake_streams"),
+            ("process_id", os.getpid()),
+            ("run_id", f"{id(self):040x}"[-40:]),
+            ("tcp_port", port),
+            ("server_time_usec", now_ms * 1000),
+            ("uptime_in_seconds", uptime_s),
+            ("uptime_in_days", uptime_s // 86400),
+            ("hz", 10),
+            ("configured_hz", 10),
+            ("executable", ""),
+            ("config_file", ""),
+        ]
+        return "Server", fields
+
+    def _info_clients(self, stats: Dict[str, Any]) -> Tuple[str, List[Tuple[str, Any]]]:
+        return "Clients", [
+            ("connected_clients", stats["clients"]),
+            ("cluster_connections", 0),
+            ("maxclients", 10000),
+            ("blocked_clients", stats["blocked"]),
+            ("tracking_clients", 0),
+            ("clients_in_timeout_table", stats["blocked"]),
+        ]
+
+    def _info_replication(self, stats: Dict[str, Any]) -> Tuple[str, List[Tuple[str, Any]]]:
+        return "Replication", [("role", "master"), ("connected_slaves", 0), ("master_repl_offset", 0)]
+
+    def _info_keyspace(self, stats: Dict[str, Any]) -> Tuple[str, List[Tuple[str, Any]]]:
+        extra = ",subexpiry=0" if self.profile.server == "redis" and self.profile.version_tuple >= (7, 4) else ""
+        return "Keyspace", [
+            (f"db{index}", f"keys={keys},expires={expires},avg_ttl=0{extra}")
+            for index, (keys, expires) in stats["keyspace"].items()
+        ]
+
+    # ---------------------------------------------------------------------------- management
+    def flushall(self) -> None:
+        """Drop every key of every database (like FLUSHALL; WATCHers are dirtied)."""
+        with self.backend.lock:
+            self.backend.flush()
+
+    def close(self) -> None:
+        """Disconnect: later commands of this server's clients fail with ConnectionError. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        with self._registry_lock:
+            if self.address and self._registry.get(self.address) is self:
+                del self._registry[self.address]
+        self.backend.shutdown()
+
+
+_INFO_SECTIONS = ("server", "clients", "replication", "keyspace")
+
+
+def _info_block(title: str, fields: List[Tuple[str, Any]]) -> bytes:
+    lines = [f"# {title}"] + [f"{k}:{v}" for k, v in fields]
+    return ("\r\n".join(lines) + "\r\n").encode()
+
+
+__all__ = ["ExecUnit", "FakeStreamsServer", "Session"]

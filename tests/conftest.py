@@ -1,0 +1,178 @@
+"""Shared fixtures: a fresh server per test, client factories (sync/async × RESP2/RESP3), a real redis-server.
+
+* ``server`` — a fresh :class:`FakeStreamsServer` (profile "7.4", ManualClock at 1_700_000_000_000);
+  at teardown it must have recorded no internal error.
+* ``make_client(protocol=2, server=None, **kw)`` / ``make_async_client(...)`` — clients on it (closed at teardown).
+* ``any_client`` — one client per mode ``sync-2``, ``sync-3``, ``async-2``, ``async-3``; call it with
+  ``await aw(any_client.xadd(...))`` in an ``async def`` test so one body covers all four.
+* ``real_redis`` — ``redis-server`` (Debian's 7.0.15) on a free loopback port for the session, compared
+  with the fake's profile "7.0"; tests using it carry the ``real`` marker and skip without the binary
+  (fail instead with FAKE_STREAMS_REQUIRE_REAL=1).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from typing import Any, Callable, List
+
+import pytest
+import pytest_asyncio
+import redis
+import redis.asyncio
+
+from fake_streams import FakeStreamsServer, ManualClock
+from pytest_plugin import fake_redis_streams  # noqa: F401  (the plugin may not be installed as a package)
+
+REDIS_PY = tuple(int(p) for p in redis.__version__.split(".")[:2])
+#: ``protocol=`` exists from redis-py 5.0
+PROTOCOLS = (2, 3) if REDIS_PY >= (5, 0) else (2,)
+START_MS = 1_700_000_000_000
+MODES = [f"{kind}-{p}" for kind in ("sync", "async") for p in PROTOCOLS]
+
+
+def pool_kwargs(protocol: int, **kwargs: Any) -> dict:
+    if REDIS_PY >= (5, 0):
+        kwargs["protocol"] = protocol
+    return kwargs
+
+
+async def aw(value: Any) -> Any:
+    """``await`` an async client's result; pass a sync client's through."""
+    return await value if inspect.isawaitable(value) else value
+
+
+@pytest.fixture(autouse=True)
+def _fresh_registry():
+    """Servers shared by address must not leak from one test into the next."""
+    yield
+    FakeStreamsServer.reset_registry()
+
+
+@pytest.fixture
+def server():
+    srv = FakeStreamsServer(version="7.4", clock=ManualClock(START_MS))
+    yield srv
+    errors = list(srv.internal_errors)
+    srv.close()
+    assert not errors, "handlers raised unexpected exceptions:\n" + "\n".join(tb for _, _, tb in errors)
+
+
+@pytest.fixture
+def make_client(server) -> Callable[..., Any]:
+    made: List[Any] = []
+
+    def make(protocol: int = 2, srv: FakeStreamsServer = None, **kwargs: Any) -> Any:
+        client = (srv or server).client(**pool_kwargs(protocol, **kwargs))
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        client.close()
+
+
+@pytest_asyncio.fixture
+async def make_async_client(server) -> Callable[..., Any]:
+    made: List[Any] = []
+
+    def make(protocol: int = 2, srv: FakeStreamsServer = None, **kwargs: Any) -> Any:
+        client = (srv or server).async_client(**pool_kwargs(protocol, **kwargs))
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        await (client.aclose() if hasattr(client, "aclose") else client.close())
+
+
+@pytest_asyncio.fixture(params=MODES)
+async def any_client(request, make_client, make_async_client):
+    kind, protocol = request.param.split("-")
+    factory = make_client if kind == "sync" else make_async_client
+    return factory(int(protocol))
+
+
+# ---------------------------------------------------------------------------------------- real server
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _missing(reason: str) -> None:
+    if os.environ.get("FAKE_STREAMS_REQUIRE_REAL", "").strip() not in ("", "0", "false", "no"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def real_redis():
+    """``make(protocol=2, **kw)`` → a client of a real redis-server (flushed before each use by the caller)."""
+    binary = os.environ.get("FAKE_STREAMS_REDIS_SERVER") or shutil.which("redis-server")
+    if not binary:
+        _missing("redis-server not found")
+    port, workdir = _free_port(), tempfile.mkdtemp(prefix="fake-streams-real-")
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", workdir],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    probe = redis.Redis(port=port)
+    deadline = time.monotonic() + 15  # real-time: waiting for a subprocess to accept connections
+    while True:
+        try:
+            probe.ping()
+            break
+        except redis.ConnectionError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                _missing("redis-server did not start")
+            time.sleep(0.05)
+    made: List[Any] = []
+
+    def make(protocol: int = 2, **kwargs: Any) -> Any:
+        client = redis.Redis(connection_pool=redis.ConnectionPool(port=port, **pool_kwargs(protocol, **kwargs)))
+        made.append(client)
+        return client
+
+    make.version = probe.info("server")["redis_version"]
+    probe.close()
+    yield make
+    for client in made:
+        client.close()
+    proc.terminate()
+    proc.wait(10)
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture
+def real_pair(real_redis):
+    """``(fake_make, real_make)`` for profile "7.0" vs the real server, both flushed."""
+    fake = FakeStreamsServer(version="7.0")
+    made: List[Any] = []
+
+    def fake_make(protocol: int = 2, **kwargs: Any) -> Any:
+        client = fake.client(**pool_kwargs(protocol, **kwargs))
+        made.append(client)
+        return client
+
+    real_redis().flushall()
+    yield fake_make, real_redis
+    for client in made:
+        client.close()
+    fake.close()
+    assert not fake.internal_errors
+
+
+def outcome(call: Callable[[], Any]) -> Any:
+    """The reply of ``call()``, or ``(exception class name, message)``: comparable between fake and real."""
+    try:
+        return call()
+    except redis.RedisError as exc:
+        return type(exc).__name__, str(exc)
