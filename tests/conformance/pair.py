@@ -31,7 +31,7 @@ import pytest
 from fake_streams.errors import ReplyError
 from fake_streams.profiles import Profile
 
-from .oracles import STATS, Oracle, Target
+from .oracles import STATS, Oracle, Target, parse_info
 from .replies import (
     Err,
     Normalizer,
@@ -48,7 +48,7 @@ from .replies import (
 TOLERANCE_MS = int(os.environ.get("FAKE_STREAMS_TIME_TOLERANCE_MS", "250"))
 #: Real-time bounds for wait_blocked() and for reading a reply sent with send() (safety nets, not sleeps).
 WAIT_BLOCKED_S = 5.0
-READ_TIMEOUT_S = 10.0
+READ_TIMEOUT_S = 5.0
 
 
 class PerSide:
@@ -134,6 +134,8 @@ class Pair:
         self._unalias: Dict[bytes, bytes] = shared._unalias if shared else {}
         self._known: List[_KnownDifference] = shared._known if shared else []
         self._children: List[Pair] = []
+        self._root: Pair = shared._root if shared else self
+        self._fake_control: Optional[Side] = None
         self.real = Side("real", oracle.connect(self.protocol), args=self._to_real_args)
         self.fake: Optional[Side] = None
         if fake_server is not None:
@@ -152,6 +154,8 @@ class Pair:
     def close(self) -> None:
         for child in self._children:
             child.close()
+        if self._fake_control is not None:
+            self._fake_control.close()
         self.real.close()
         if self.fake is not None:
             self.fake.close()
@@ -370,21 +374,30 @@ class Pair:
         return PerSide(self.real("CLIENT", "ID"), self.fake("CLIENT", "ID") if self.fake is not None else None)
 
     def wait_blocked(self, count: int = 1) -> None:
-        """Wait until ``count`` clients are blocked on the real server (INFO blocked_clients) and on the fake
-        (``server.blocked()`` when it has one). Bounded by WAIT_BLOCKED_S of real time."""
+        """Wait until ``count`` clients are blocked on each side: ``INFO clients`` ``blocked_clients`` on the
+        real server and on the fake (or the fake's ``server.blocked()`` when it has one). Bounded by
+        WAIT_BLOCKED_S of real time."""
         __tracebackhide__ = True
         deadline = time.monotonic() + WAIT_BLOCKED_S
         while True:
             real_n = self.oracle.blocked_clients()
-            fake_n = count
-            if self.server is not None and hasattr(self.server, "blocked"):
-                fake_n = len(self.server.blocked())
+            fake_n = count if self.server is None else self._root._fake_blocked_clients()
             if real_n >= count and fake_n >= count:
                 return
             if time.monotonic() > deadline:
                 pytest.fail(f"waited {WAIT_BLOCKED_S}s for {count} blocked client(s): real has {real_n}, "
                             f"fake has {fake_n}", pytrace=False)
-            time.sleep(0.005)  # real-time: polling observable state of another process, bounded above
+            time.sleep(0.005)  # real-time: polling observable state of another thread/process, bounded above
+
+    def _fake_blocked_clients(self) -> int:
+        blocked = getattr(self.server, "blocked", None)
+        if callable(blocked):
+            return len(blocked())
+        if self._fake_control is None:
+            conn = self._fake_connection_class(server=self.server, protocol=2)
+            self._fake_control = Side("fake-control", conn)
+        reply = self._fake_control("INFO", "clients")
+        return int(parse_info(reply).get("blocked_clients", "0")) if isinstance(reply, bytes) else 0
 
 
 def _norm_label(name: str) -> str:
