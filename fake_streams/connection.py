@@ -55,10 +55,7 @@ class _Common:
         return type(cls.__name__, (cls,), {"_bound_server": server, "__module__": cls.__module__})
 
     # redis-py >= 8: maintenance notifications would resolve the host name (a real DNS lookup) and send
-    # CLIENT MAINT_NOTIFICATIONS; a fake server never moves, so skip all of it.
-    def activate_maint_notifications_handling_if_enabled(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
+    # CLIENT MAINT_NOTIFICATIONS; a fake server never moves, so skip all of it (activate_… is per class).
     def _add_maint_notifications_to_handshake(self, *args: Any, **kwargs: Any) -> None:
         return None
 
@@ -89,6 +86,9 @@ class FakeStreamsConnection(_Common, _fakeredis.SyncConnectionBase):
     def _connect(self) -> Any:
         return _fakeredis.attach(super()._connect(), self.streams_server)
 
+    def activate_maint_notifications_handling_if_enabled(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
 
 class FakeStreamsAsyncConnection(_Common, _fakeredis.AsyncConnectionBase):
     """A ``redis.asyncio.Connection`` served in memory by a :class:`FakeStreamsServer`."""
@@ -101,6 +101,9 @@ class FakeStreamsAsyncConnection(_Common, _fakeredis.AsyncConnectionBase):
     async def _connect(self) -> None:
         await super()._connect()
         _fakeredis.attach(self._sock, self.streams_server)
+
+    async def activate_maint_notifications_handling_if_enabled(self, *args: Any, **kwargs: Any) -> None:
+        return None
 
 
 __all__ = ["FakeStreamsAsyncConnection", "FakeStreamsConnection"]
