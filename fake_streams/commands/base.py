@@ -36,6 +36,8 @@ class Context(Protocol):
     in_multi: bool
     #: True while the command runs from a script (``redis.call``).
     from_script: bool
+    #: The whole command as the client typed it (name, subcommand and arguments), for errors that quote argv[1].
+    argv: List[bytes]
 
     def lookup(self, key: bytes) -> "Optional[Stream]":
         """The stream at ``key``; ``None`` if missing (or expired); raises WRONGTYPE if it holds another type."""

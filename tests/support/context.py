@@ -22,6 +22,7 @@ class DictContext:
         self.now_ms = now_ms
         self.in_multi = False
         self.from_script = False
+        self.argv: List[bytes] = []
         self.keyspace: Dict[bytes, Any] = {}
         self.modified_keys: List[bytes] = []
         self.ready_keys: List[bytes] = []
@@ -62,6 +63,7 @@ class DictContext:
             name = f"{name}|{rest[0].decode().lower()}"
             rest = rest[1:]
         spec = COMMANDS[name]
+        self.argv = args
         if not spec.arity_ok(len(args)):
             return ReplyError("WRONG_ARITY", command=name).render(self.profile.errors)
         try:
