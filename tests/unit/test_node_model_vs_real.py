@@ -477,3 +477,73 @@ def test_node_model_matches_real_server(server: Server) -> None:
         for name, value in saved.items():
             real("CONFIG", "SET", name, value)
     assert total_ops >= 10_000
+
+
+#: Deterministic sequences around node edges; each is (config, commands). Replies, then XINFO STREAM and the
+#: DUMP node layout of every key, must equal the server's.
+SCENARIOS = [
+    # exact MINID trimming leaves a node with tombstones only (its last written entry is a tombstone)
+    ((100, 4096), [("XADD", "s", "1-0", "a", "1"), ("XADD", "s", "2-0", "a", "1"), ("XADD", "s", "3-0", "a", "1"),
+                   ("XDEL", "s", "3-0"), ("XTRIM", "s", "MINID", "3-0"), ("XLEN", "s"), ("XADD", "s", "4-0", "a", "1"),
+                   ("XTRIM", "s", "MAXLEN", "~", "0"), ("XADD", "s", "5-0", "a", "1"), ("XDEL", "s", "5-0")]),
+    ((100, 4096), [("XADD", "t", "1-0", "a", "1"), ("XADD", "t", "2-0", "a", "1"), ("XDEL", "t", "2-0"),
+                   ("XTRIM", "t", "MINID", "2-0"), ("XTRIM", "t", "MAXLEN", "~", "0"), ("XTRIM", "t", "MINID", "~", "9"),
+                   ("XTRIM", "t", "MAXLEN", "0")]),
+    # XSETID moves last_id below such a node's master; the next XADD still lands in that node
+    ((100, 4096), [("XADD", "u", "1-0", "a", "1"), ("XADD", "u", "2-0", "a", "1"), ("XDEL", "u", "2-0"),
+                   ("XTRIM", "u", "MINID", "2-0"), ("XSETID", "u", "2-0", "MAXDELETEDID", "1-0"),
+                   ("XSETID", "u", "1-5"), ("XADD", "u", "1-6", "a", "1"), ("XRANGE", "u", "-", "+"),
+                   ("XTRIM", "u", "MINID", "1-7"), ("XDEL", "u", "1-6")]),
+    # SAMEFIELDS only when names and count match the master entry byte for byte
+    ((0, 200), [("XADD", "f", "1-0", "a", "1", "b", "2"), ("XADD", "f", "2-0", "b", "2", "a", "1"),
+                ("XADD", "f", "3-0", "a", "1"), ("XADD", "f", "4-0", "a", "1", "b", "2", "c", "3"),
+                ("XADD", "f", "5-0", "A", "1", "b", "2"), ("XADD", "f", "6-0", "a", "1", "b", "2"),
+                ("XADD", "f", "7-0", "a", "x" * 100, "b", "y" * 50), ("XADD", "f", "8-0", "a", "1", "b", "2")]),
+    # deltas from the master in every integer width, negative seq deltas, huge IDs
+    ((0, 0), [("XADD", "d", "5-100", "a", "1"), ("XADD", "d", "6-0", "a", "1"), ("XADD", "d", "133-0", "a", "1"),
+              ("XADD", "d", "134-0", "a", "1"), ("XADD", "d", "4102-7", "a", "1"), ("XADD", "d", "40000-0", "a", "1"),
+              ("XADD", "d", "9000000-0", "a", "1"), ("XADD", "d", "3000000000-5", "a", "1"),
+              ("XADD", "d", "18446744073709551614-18446744073709551615", "a", "1"),
+              ("XADD", "d", "18446744073709551615-0", "a", "1"), ("XDEL", "d", "5-100", "133-0")]),
+    # values and names that are (or are not) canonical int64 text
+    ((0, 120), [("XADD", "i", "1-0", "9223372036854775807", "-9223372036854775808"),
+                ("XADD", "i", "2-0", "9223372036854775808", "-0"), ("XADD", "i", "3-0", "007", "+5"),
+                ("XADD", "i", "4-0", "-4096", "4095"), ("XADD", "i", "5-0", "-4097", "4096"),
+                ("XADD", "i", "6-0", "", "x" * 63), ("XADD", "i", "7-0", "y" * 64, "z" * 4095)]),
+    # the test-suite cases of spec §2.2 with their configs
+    ((2, 4096), [("XADD", "l", "1-0", "a", "1"), ("XADD", "l", "2-0", "a", "1"), ("XADD", "l", "3-0", "a", "1"),
+                 ("XTRIM", "l", "MAXLEN", "~", "0", "LIMIT", "1"), ("XTRIM", "l", "MAXLEN", "~", "0", "LIMIT", "2")]),
+    ((1, 4096), [("XADD", "m", f"{i}-0", "a", "1") for i in range(1, 103)] + [("XTRIM", "m", "MAXLEN", "~", "1")]),
+    ((10, 4096), [("XADD", "c", f"{i}-0", "xitem", "v") for i in range(1, 101)]
+     + [("XADD", "c", "MAXLEN", "~", "55", "LIMIT", "30", "101-0", "xitem", "v"),
+        ("XADD", "c", "MAXLEN", "~", "55", "LIMIT", "30", "102-0", "xitem", "v")]),
+    # byte limit exactly reached / just missed
+    ((0, 30), [("XADD", "b", "1-0", "a", "1"), ("XADD", "b", "2-0", "a", "1"), ("XADD", "b", "3-0", "a", "12"),
+               ("XADD", "b", "4-0", "a", "1")]),
+    ((0, 31), [("XADD", "b", "1-0", "a", "1"), ("XADD", "b", "2-0", "a", "1"), ("XADD", "b", "3-0", "a", "12"),
+               ("XADD", "b", "4-0", "a", "1")]),
+]
+
+
+def test_edge_scenarios_match_real_server(server: Server) -> None:
+    real = server.client
+    profile = _profile_for(real)
+    saved = {name: real("CONFIG", "GET", name)[1]
+             for name in ("stream-node-max-entries", "stream-node-max-bytes", "rdbcompression")}
+    assert real("CONFIG", "SET", "rdbcompression", "no") == ("+", "OK")
+    rnd = random.Random(SEED)
+    try:
+        for n, ((max_entries, max_bytes), commands) in enumerate(SCENARIOS):
+            real("FLUSHALL")
+            real("CONFIG", "SET", "stream-node-max-entries", max_entries)
+            real("CONFIG", "SET", "stream-node-max-bytes", max_bytes)
+            ctx = ConfiguredContext(version=profile)
+            ctx.node_max_entries, ctx.node_max_bytes = max_entries, max_bytes
+            for step, cmd in enumerate(commands):
+                got, expected = real(*cmd), _norm(ctx.run(*cmd))
+                assert got == expected, f"scenario {n} step {step}: {cmd!r}\nreal:  {got!r}\nmodel: {expected!r}"
+            for key in sorted(ctx.keyspace):
+                _compare_state(f"scenario {n} key {key!r}", real, ctx, key, rnd, full=True)
+    finally:
+        for name, value in saved.items():
+            real("CONFIG", "SET", name, value)
