@@ -60,10 +60,55 @@ AsyncConnectionBase: type = getattr(_aioredis, "FakeAsyncRedisConnection", None)
 _SKIP_RESP2 = msgs.FLAG_SKIP_CONVERT_TO_RESP2
 
 
+class _SharedConfig:
+    """The server's CONFIG dict as a stream sees it; COPY's deepcopy keeps sharing it."""
+
+    __slots__ = ("config",)
+
+    def __init__(self, config: Dict[bytes, bytes]) -> None:
+        self.config = config
+
+    def __deepcopy__(self, memo: Any) -> _SharedConfig:
+        return self
+
+    def get_int(self, name: bytes) -> Optional[int]:
+        raw = self.config.get(name)
+        if raw is None:  # config names are case-insensitive
+            raw = next((v for k, v in self.config.items() if bytes(k).lower() == name), None)
+        try:
+            return None if raw is None else int(raw)
+        except (TypeError, ValueError):
+            return None
+
+
+def _config_property(name: bytes, attr: str) -> property:
+    """A Stream setting that reads ``CONFIG SET <name>`` live (as the server does at every append/trim),
+    unless the instance was given its own value."""
+    default = getattr(Stream, attr)
+    own = "_own_" + attr
+
+    def get(self: StreamValue) -> int:
+        value = self.__dict__.get(own)
+        if value is None and self._sf_config is not None:
+            value = self._sf_config.get_int(name)
+        return default if value is None else value
+
+    def set_(self: StreamValue, value: int) -> None:
+        self.__dict__[own] = value
+
+    return property(get, set_)
+
+
 class StreamValue(Stream, BaseModel):
-    """A :class:`~fake_streams.stream.Stream` as fakeredis stores it (TYPE reports ``stream``)."""
+    """A :class:`~fake_streams.stream.Stream` as fakeredis stores it (TYPE reports ``stream``).
+
+    ``stream-node-max-entries`` / ``stream-node-max-bytes`` follow the server's CONFIG.
+    """
 
     _model_type = b"stream"
+    _sf_config: Optional[_SharedConfig] = None
+    stream_node_max_entries = _config_property(b"stream-node-max-entries", "stream_node_max_entries")
+    stream_node_max_bytes = _config_property(b"stream-node-max-bytes", "stream_node_max_bytes")
 
 
 # ----------------------------------------------------------------------------------------- keyspace
@@ -118,11 +163,21 @@ class Backend:
     the caller to hold :attr:`lock`, the server lock fakeredis takes around every command.
     """
 
-    __slots__ = ("fake", "lock")
+    __slots__ = ("fake", "lock", "_config")
 
     def __init__(self, profile: Any) -> None:
         self.fake = fakeredis.FakeServer(version=profile.version_tuple, server_type=profile.server)
         self.lock = self.fake.lock
+        config = self.fake.config
+        config.setdefault(b"stream-node-max-entries", str(Stream.stream_node_max_entries).encode())
+        config.setdefault(b"stream-node-max-bytes", str(Stream.stream_node_max_bytes).encode())
+        self._config = _SharedConfig(config)
+
+    def new_stream(self) -> StreamValue:
+        """An empty stream value bound to this server's CONFIG."""
+        value = StreamValue()
+        value._sf_config = self._config
+        return value
 
     def stats(self) -> Dict[str, Any]:
         """What INFO reports: client counts and ``{db: (keys, expires)}``. Lock held."""
@@ -275,7 +330,12 @@ class StreamsSocketMixin:
         router = session.server.router
         kind, name = router.resolve(cmd_name)
         if kind == "fakeredis":
-            return super()._name_to_func(cmd_name)  # type: ignore[misc]
+            try:
+                return super()._name_to_func(cmd_name)  # type: ignore[misc]
+            except SimpleError as exc:  # fakeredis's own wording: answer with the server's
+                if not exc.value.startswith("ERR unknown command"):
+                    raise
+                raise self._sf_unknown(" " in cmd_name, in_script=session.depth > 0) from None
         # the typed names travel with the function, so a command queued in MULTI keeps its own argv
         typed = (self._sf_script_argv if session.depth else self._sf_fields) or []
         if kind == "spec":
@@ -434,6 +494,16 @@ class Session:
         fake = self._sock._server
         return fake is None or not fake.connected or self.server.closed
 
+    def _unblocked(self) -> bool:
+        """CLIENT UNBLOCK (fakeredis records it on the socket): True for TIMEOUT; raises for ERROR."""
+        reason = getattr(self._sock, "_unblock_reason", None)
+        if reason is None:
+            return False
+        self._sock._unblock_reason = None
+        if reason == b"error":
+            raise ReplyError("UNBLOCKED_BY_CLIENT")
+        return True
+
 
 class SyncSession(Session):
     __slots__ = ()
@@ -452,12 +522,15 @@ class SyncSession(Session):
                 db.condition.wait(timeout)
                 if self._closed():
                     raise redis.exceptions.ConnectionError("Connection closed by server.")
+                if self._unblocked():
+                    return None
                 refresh_time(fake)
                 done, reply = attempt()
                 if done:
                     return reply
         finally:
             sock._blocked = False
+            sock._unblock_reason = None
 
 
 class AsyncSession(Session):
@@ -499,7 +572,7 @@ class AsyncSession(Session):
                 with fake.lock:
                     refresh_time(fake)
                     try:
-                        done, reply = attempt()
+                        done, reply = (True, None) if self._unblocked() else attempt()
                     except ReplyError as exc:
                         done, reply = True, error(exc, self.server.profile)
                 if done:
@@ -512,6 +585,7 @@ class AsyncSession(Session):
             with fake.lock:
                 db.remove_change_callback(wake)
             sock._blocked = False
+            sock._unblock_reason = None
             if deliver:
                 sock.put_response(sock._decode_result(result))
             try:

@@ -85,7 +85,7 @@ class _Execution:
         raise ReplyError("WRONGTYPE")
 
     def create(self, key: bytes) -> Stream:
-        value = _fakeredis.StreamValue()
+        value = self._server.backend.new_stream()
         self._keyspace.add(key, value)
         return value
 
@@ -221,11 +221,15 @@ class FakeStreamsServer:
                 session.unit = None
                 self.finish_unit(unit)
 
-    def _call(self, session: Session, unit: ExecUnit, spec: CommandSpec, args: List[bytes], argv: List[bytes]) -> Any:
-        if spec.handler is None:  # a container's own entry: the transport answers for it
+    def _call(
+        self, session: Session, unit: ExecUnit, spec: CommandSpec, args: List[bytes], argv: List[bytes],
+        handler: Optional[Callable[[Any, List[bytes]], Any]] = None,
+    ) -> Any:
+        handler = handler or spec.handler
+        if handler is None:  # a container's own entry: the transport answers for it
             raise ReplyError("WRONG_ARITY", command=spec.name)
         try:
-            return spec.handler(_Execution(self, session, unit, argv), args)
+            return handler(_Execution(self, session, unit, argv), args)
         except ReplyError:
             raise
         except Exception as exc:  # a bug: answer with an error reply, never crash the connection
@@ -244,13 +248,23 @@ class FakeStreamsServer:
         if session.in_multi or session.from_script:
             return None
         deadline_ms = None if req.timeout_ms == 0 else now_ms + req.timeout_ms
+        handler = None
+        if req.saved is not None and not self.profile.has("blocked_reprocess"):
+            from .commands.xread import serve_blocked_r70  # R7.0: serve from the saved state, key by key
+
+            def handler(ctx: Any, args: List[bytes]) -> Any:
+                for key in req.keys:
+                    reply = serve_blocked_r70(ctx, key, req.saved)
+                    if reply is not None:
+                        return reply
+                return req
 
         def attempt() -> Tuple[bool, Any]:
             saved, unit = session.unit, ExecUnit()
             session.unit = unit
             try:
                 args = list(req.args)
-                reply = self._call(session, unit, spec, args, prefix + args)
+                reply = self._call(session, unit, spec, args, prefix + args, handler)
             finally:
                 session.unit = saved
                 self.finish_unit(unit)
