@@ -65,7 +65,7 @@ def xadd_auto(p: Any, *argv: Any) -> Any:
     return p.same("XADD", *argv, normalize=ids)
 
 
-def expect_error(p: Any, key: str, *argv: Any, **params: Any) -> Err:
+def expect_error(p: Any, key: str, /, *argv: Any, **params: Any) -> Err:
     """Both sides reply with the error ``key`` of the profile's table, formatted with ``params``.
 
     Like ``pair.same_error`` but accepts a ``key=`` parameter (NOGROUP texts name the key), which
