@@ -450,3 +450,47 @@ async def test_async_blocking_xread_woken_by_a_sync_thread_and_by_the_clock(serv
         await asyncio.sleep(0.001)
     server.clock.advance(50)
     assert await asyncio.wait_for(task, 5) == []
+
+
+def test_client_unblock_ends_a_blocked_read(server, make_client):
+    reader, admin = make_client(), make_client()
+    reader_id = reader.client_id()
+    results = []
+
+    def read():
+        results.append(outcome(lambda: reader.xread({"s": "$"}, block=0)))
+        results.append(outcome(lambda: reader.xread({"s": "$"}, block=0)))
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    _wait_blocked(server)
+    assert admin.client_unblock(reader_id) == 1  # TIMEOUT: the read ends with nil
+    deadline = time.monotonic() + 5  # real-time: wait for the reader thread to record its first reply
+    while not results and time.monotonic() < deadline:
+        time.sleep(0.005)
+    _wait_blocked(server)
+    assert admin.client_unblock(reader_id, error=True) == 1
+    thread.join(5)
+    assert results == [[], ("ResponseError", ERRORS["UNBLOCKED_BY_CLIENT"])]
+
+
+def test_any_unknown_command_gets_the_server_wording(make_client):
+    r = make_client()
+    with pytest.raises(redis.ResponseError) as exc:
+        r.execute_command("FooBar", "a", "b")
+    assert _message(exc) == "unknown command 'FooBar', with args beginning with: 'a' 'b' "
+    with pytest.raises(redis.ResponseError) as exc:
+        r.execute_command("CONFIG", "Nope")
+    assert _message(exc) == "unknown subcommand 'Nope'. Try CONFIG HELP."
+
+
+def test_stream_node_config_is_read_live(make_client):
+    r = make_client()
+    r.config_set("stream-node-max-entries", 10)
+    for i in range(1, 101):
+        r.xadd("s", {"f": "v"}, id=f"1-{i}")
+    assert r.xinfo_stream("s")["radix-tree-keys"] == 10
+    r.copy("s", "c")
+    r.config_set("stream-node-max-entries", 1000)
+    r.xadd("c", {"f": "v"}, id="2-1")  # the copy follows the live CONFIG too
+    assert r.xinfo_stream("c")["radix-tree-keys"] == 10
