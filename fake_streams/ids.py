@@ -111,6 +111,9 @@ def _parse(raw: bytes, missing_seq: int, strict: bool, allow_ms_star: bool) -> T
     """Core of ``streamGenericParseIDOrReply``. Returns ``(id, seq_given)``; raises INVALID_STREAM_ID."""
     if len(raw) > 127:
         raise ReplyError("INVALID_STREAM_ID")
+    nul = raw.find(b"\0")
+    if nul >= 0:  # the server copies the argument into a C buffer: text after a NUL is ignored
+        raw = raw[:nul]
     if raw == b"-":
         if strict:
             raise ReplyError("INVALID_STREAM_ID")

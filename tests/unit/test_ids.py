@@ -196,7 +196,6 @@ def test_order_and_encoding():
     assert str(StreamID(3, 4)) == "3-4"
 
 
-@pytest.mark.xfail(reason="server parses IDs as C strings (text after a NUL is ignored: XADD q '5\\0zz' → 5-0, "
-                          "checked on Redis 7.0.15 / Valkey 9.1.2); ids.py does not truncate yet", strict=False)
 def test_id_text_after_nul_is_ignored():
+    """The server parses IDs as C strings: XADD q '5\\0zz' → 5-0 (checked on Redis 7.0.15 / Valkey 9.1.2)."""
     assert parse_strict_id(b"5\x00zz") == StreamID(5, 0)
