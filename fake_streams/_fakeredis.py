@@ -22,8 +22,10 @@ Version shims (fakeredis 2.39 moved ``_server``/``_basefakesocket``/``_connectio
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import importlib.metadata
+import inspect
 import time
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
@@ -327,6 +329,9 @@ class StreamsSocketMixin:
             return self._sf_hello, super()._name_to_func(cmd_name)[1]  # type: ignore[misc]
         if cmd_name == "info":
             return self._sf_info, _INFO_SIGNATURE
+        if cmd_name == "copy" and _COPY_SHARES_VALUE:
+            func, sig = super()._name_to_func(cmd_name)  # type: ignore[misc]
+            return functools.partial(_copy_stream_first, func), sig
         router = session.server.router
         kind, name = router.resolve(cmd_name)
         if kind == "fakeredis":
@@ -395,6 +400,23 @@ class StreamsSocketMixin:
         return self._sf_session.server.info(sections)
 
 
+def _copy_stream_first(func: Callable[..., Any], key: Any, newkey: Any, *args: Any) -> Any:
+    """COPY on fakeredis < 2.35 stores the source value itself: give it a deep copy of a stream instead."""
+    if isinstance(key.value, StreamValue):
+        key._value = copy.deepcopy(key.value)  # not marked modified: the source item keeps the original
+    return func(key, newkey, *args)
+
+
+def _copy_shares_value() -> bool:
+    try:
+        from fakeredis.commands_mixins.generic_mixin import GenericCommandsMixin
+
+        return "deepcopy" not in inspect.getsource(GenericCommandsMixin.copy)
+    except Exception:  # pragma: no cover - no source: copying twice is harmless
+        return True
+
+
+_COPY_SHARES_VALUE = _copy_shares_value()
 _SOCKET_CLASSES: Dict[type, type] = {}
 
 

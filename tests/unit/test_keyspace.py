@@ -455,6 +455,10 @@ async def test_async_blocking_xread_woken_by_a_sync_thread_and_by_the_clock(serv
 def test_client_unblock_ends_a_blocked_read(server, make_client):
     reader, admin = make_client(), make_client()
     reader_id = reader.client_id()
+    try:
+        admin.client_unblock(reader_id)
+    except redis.ResponseError:
+        pytest.skip("this fakeredis has no CLIENT UNBLOCK")
     results = []
 
     def read():
