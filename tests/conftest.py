@@ -42,6 +42,12 @@ def pool_kwargs(protocol: int, **kwargs: Any) -> dict:
     return kwargs
 
 
+def get_connection(client: Any) -> Any:
+    """A connection out of ``client``'s pool (redis-py < 5.3 requires a command name)."""
+    pool = client.connection_pool
+    return pool.get_connection() if REDIS_PY >= (5, 3) else pool.get_connection("_")
+
+
 async def aw(value: Any) -> Any:
     """``await`` an async client's result; pass a sync client's through."""
     return await value if inspect.isawaitable(value) else value

@@ -15,13 +15,13 @@ from fake_streams import (
     FakeStreamsServer,
     ManualClock,
 )
-from tests.conftest import PROTOCOLS, REDIS_PY, pool_kwargs
+from tests.conftest import PROTOCOLS, REDIS_PY, get_connection, pool_kwargs
 
 needs_protocol = pytest.mark.skipif(REDIS_PY < (5, 0), reason="protocol= needs redis-py >= 5")
 
 
 def _server_of(client) -> FakeStreamsServer:
-    conn = client.connection_pool.get_connection()
+    conn = get_connection(client)
     try:
         return conn.streams_server
     finally:
@@ -136,7 +136,7 @@ def test_hello_reports_the_profile(version, make_client, server):
     assert reply[b"server"] == profile.server.encode()
     assert reply[b"version"] == profile.hello_version.encode()
     assert (reply[b"proto"], reply[b"mode"], reply[b"role"], reply[b"modules"]) == (3, b"standalone", b"master", [])
-    conn = r.connection_pool.get_connection()
+    conn = get_connection(r)
     assert conn.handshake_metadata[b"version"] == profile.hello_version.encode()
     r.connection_pool.release(conn)
     srv.close()
@@ -247,7 +247,7 @@ def test_info_text_format_and_sections(make_client):
     r.xadd("s", {"f": "v"})
     r.set("k", "v", ex=100)
     other.set("x", "y")
-    conn = r.connection_pool.get_connection()
+    conn = get_connection(r)
     conn.send_command("INFO", "CLIENTS", "keyspace")
     raw = conn.read_response()
     r.connection_pool.release(conn)
@@ -269,7 +269,7 @@ def test_hello_and_info_equal_the_real_server(real_pair, protocol):
         hello = dict(zip(hello[::2], hello[1::2])) if isinstance(hello, list) else hello
         hello.pop(b"id")
         info = r.info()
-        conn = r.connection_pool.get_connection()
+        conn = get_connection(r)
         conn.send_command("INFO", "keyspace")
         keyspace = conn.read_response()
         r.connection_pool.release(conn)

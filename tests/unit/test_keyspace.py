@@ -20,7 +20,7 @@ from fake_streams.clock import Clock
 from fake_streams.commands import COMMANDS
 from fake_streams.commands.base import spec
 from fake_streams.errors import ERRORS
-from tests.conftest import PROTOCOLS, START_MS, aw, outcome
+from tests.conftest import PROTOCOLS, START_MS, aw, get_connection, outcome
 
 WRONGTYPE = ERRORS["WRONGTYPE"]
 needs_lua = pytest.mark.skipif(importlib.util.find_spec("lupa") is None, reason="fakeredis needs lupa for EVAL")
@@ -164,7 +164,7 @@ async def test_queue_time_arity_error_aborts_the_transaction(any_client):
 
 def test_raw_multi_replies(make_client):
     """MULTI; SET; XADD (short) → error at queue time; EXEC → EXECABORT."""
-    conn = make_client().connection_pool.get_connection()
+    conn = get_connection(make_client())
     replies = []
     for argv in (("MULTI",), ("SET", "k", "v"), ("XADD", "s"), ("XGROUP", "CREATE", "s"), ("EXEC",)):
         conn.send_command(*argv)
@@ -279,7 +279,7 @@ def test_raw_multi_equals_the_real_server(real_pair):
     fake_make, real_make = real_pair
     results = []
     for r in (fake_make(), real_make()):
-        conn = r.connection_pool.get_connection()
+        conn = get_connection(r)
         replies = []
         for argv in (("MULTI",), ("SET", "k", "v"), ("XADD", "s"), ("EXEC",), ("EXISTS", "k")):
             conn.send_command(*argv)
