@@ -355,9 +355,7 @@ class StreamsSocketMixin:
         """The lookup error for the current argv (top level) or for ``redis.call`` (inside a script)."""
         session = self._sf_session
         if in_script:  # scriptVerifyCommandArity's text
-            valkey = session.server.profile.server == "valkey"
-            return error(ReplyError("SCRIPT_UNKNOWN_COMMAND_VALKEY" if valkey else "SCRIPT_UNKNOWN_COMMAND"),
-                         session.server.profile)
+            return error(ReplyError("SCRIPT_UNKNOWN_COMMAND"), session.server.profile)
         argv = self._sf_fields or [b"", b""]
         if subcommand:
             exc = ReplyError("UNKNOWN_SUBCOMMAND", subcommand=_c_str(argv[1], 128), container=argv[0].upper())

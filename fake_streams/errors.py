@@ -87,7 +87,6 @@ ERRORS: Dict[str, str] = {
     # transport (fake_streams._fakeredis): command lookup (server.c processCommand / script.c scriptVerifyCommandArity)
     "UNKNOWN_COMMAND": "ERR unknown command '{command}', with args beginning with: {args}",
     "SCRIPT_UNKNOWN_COMMAND": "ERR Unknown Redis command called from script",
-    "SCRIPT_UNKNOWN_COMMAND_VALKEY": "ERR Unknown command called from script",
     # fake-only: a handler raised an unexpected Python exception (recorded in FakeStreamsServer.internal_errors)
     "INTERNAL_ERROR": "ERR fake_streams internal error in '{command}': {detail}",
 }

@@ -115,6 +115,10 @@ V8_0 = Profile(
     redis_version="7.2.4",
     valkey_version="8.0.1",
     features=_ALL,
+    error_overrides={
+        # scriptVerifyCommandArity: Valkey dropped "Redis" from the text
+        "SCRIPT_UNKNOWN_COMMAND": "ERR Unknown command called from script",
+    },
 )
 
 PROFILES: Mapping[str, Profile] = MappingProxyType({p.name: p for p in (R7_0, R7_2, R7_4, V8_0)})
