@@ -18,8 +18,7 @@ Side effects (checked on Redis 7.0.15 and Valkey 9.1.2): only MKSTREAM dirties W
 blocked XREADGROUP clients get NOGROUP. Events: ``xgroup-create``, ``xgroup-setid``,
 ``xgroup-destroy`` / ``xgroup-createconsumer`` / ``xgroup-delconsumer`` only when something changed.
 
-Error texts that quote the subcommand use argv[1] as typed when the transport provides ``ctx.argv``
-(the full argv), else the upper-case name redis-py sends.
+Error texts that quote the subcommand use argv[1] as typed (``ctx.argv``).
 
 Costs: O(log g) group lookup; CREATECONSUMER O(log c); DELCONSUMER O(k log p) for k pending entries
 of the consumer; DESTROY O(log g).
@@ -56,11 +55,9 @@ _HELP = (
 _NEEDS_GROUP = (b"SETID", b"CREATECONSUMER", b"DELCONSUMER")
 
 
-def _syntax_error(ctx: Context, subcommand: bytes) -> ReplyError:
+def _syntax_error(ctx: Context) -> ReplyError:
     """``addReplySubcommandSyntaxError``: quotes argv[1] as typed (%.128s)."""
-    argv = getattr(ctx, "argv", None)
-    typed = argv[1] if argv and len(argv) > 1 else subcommand
-    return ReplyError("SUBCOMMAND_SYNTAX", subcommand=typed[:128], container="XGROUP")
+    return ReplyError("SUBCOMMAND_SYNTAX", subcommand=ctx.argv[1][:128], container="XGROUP")
 
 
 def _parse_options(ctx: Context, args: List[bytes], subcommand: bytes) -> Tuple[bool, int]:
@@ -79,7 +76,7 @@ def _parse_options(ctx: Context, args: List[bytes], subcommand: bytes) -> Tuple[
                 raise ReplyError("ENTRIESREAD_INVALID")
             i += 2
         else:
-            raise _syntax_error(ctx, subcommand)
+            raise _syntax_error(ctx)
     return mkstream, entries_read
 
 
@@ -104,7 +101,7 @@ def xgroup_create(ctx: Context, args: List[bytes]) -> Status:
     mkstream, entries_read = _parse_options(ctx, args, b"CREATE")
     stream, _ = _require(ctx, args, b"CREATE", mkstream)
     if len(args) > 6:
-        raise _syntax_error(ctx, b"CREATE")
+        raise _syntax_error(ctx)
     key, name, raw_id = args[0], args[1], args[2]
     if raw_id == b"$":
         last_id = stream.last_id if stream is not None else MIN_ID
@@ -125,7 +122,7 @@ def xgroup_setid(ctx: Context, args: List[bytes]) -> Status:
     _, entries_read = _parse_options(ctx, args, b"SETID")
     stream, group = _require(ctx, args, b"SETID")
     if len(args) not in (3, 5):
-        raise _syntax_error(ctx, b"SETID")
+        raise _syntax_error(ctx)
     raw_id = args[2]
     group.last_id = stream.last_id if raw_id == b"$" else parse_id(raw_id)
     group.entries_read = entries_read

@@ -113,14 +113,6 @@ def parse_block_timeout(ctx: Context, raw: bytes) -> int:
     return value
 
 
-def _typed_name(ctx: Context, is_group: bool) -> bytes:
-    """argv[0] as the client typed it, when the transport tells (``ctx.argv``); else the upper-case name."""
-    argv = getattr(ctx, "argv", None)
-    if argv:
-        return argv[0]
-    return b"XREADGROUP" if is_group else b"XREAD"
-
-
 def parse_read_options(ctx: Context, args: List[bytes], is_group: bool) -> ReadOptions:
     """Scan the options left to right, stopping at STREAMS. Reads no keys. O(argc)."""
     opts = ReadOptions(is_group)
@@ -131,7 +123,7 @@ def parse_read_options(ctx: Context, args: List[bytes], is_group: bool) -> ReadO
         token = args[i].upper()
         if token == b"BLOCK" and more:
             if ctx.from_script and not ctx.profile.has("block_allowed_in_scripts"):
-                raise ReplyError("BLOCK_IN_SCRIPT", command=_typed_name(ctx, is_group))
+                raise ReplyError("BLOCK_IN_SCRIPT", command=ctx.argv[0])  # argv[0] as typed
             i += 1
             opts.timeout_ms = parse_block_timeout(ctx, args[i])
         elif token == b"COUNT" and more:
