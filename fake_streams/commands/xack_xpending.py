@@ -19,6 +19,7 @@ from typing import Any, List, Optional
 from ..errors import ReplyError
 from ..ids import parse_range_end, parse_range_start, parse_strict_id
 from .base import Context, parse_count, spec
+from .xadd_xtrim import cstr
 
 
 def xack(ctx: Context, args: List[bytes]) -> int:
@@ -46,7 +47,7 @@ def xpending(ctx: Context, args: List[bytes]) -> List[Any]:
     if extended:
         at = 2  # index of 'start' (argv[3]) in args
         min_idle = 0
-        if args[2].upper() == b"IDLE":
+        if cstr(args[2]).upper() == b"IDLE":
             min_idle = parse_count(args[3])
             if argc < 8:
                 raise ReplyError("SYNTAX")

@@ -34,6 +34,7 @@ from ..ids import MIN_ID, parse_id, parse_strict_id
 from ..reply import OK, Status, help_reply
 from ..stream import Stream
 from .base import Context, parse_count, spec
+from .xadd_xtrim import cstr
 
 _HELP = (
     b"CREATE <key> <groupname> <id|$> [option]",
@@ -66,7 +67,7 @@ def _parse_options(ctx: Context, args: List[bytes], subcommand: bytes) -> Tuple[
     entries_read = INVALID_ENTRIES_READ
     i = 3
     while i < len(args):
-        token = args[i].upper()
+        token = cstr(args[i]).upper()  # strcasecmp: text after a NUL is ignored
         if subcommand == b"CREATE" and token == b"MKSTREAM":
             mkstream = True
             i += 1
@@ -103,7 +104,7 @@ def xgroup_create(ctx: Context, args: List[bytes]) -> Status:
     if len(args) > 6:
         raise _syntax_error(ctx)
     key, name, raw_id = args[0], args[1], args[2]
-    if raw_id == b"$":
+    if cstr(raw_id) == b"$":
         last_id = stream.last_id if stream is not None else MIN_ID
     else:
         last_id = parse_strict_id(raw_id)
@@ -124,7 +125,7 @@ def xgroup_setid(ctx: Context, args: List[bytes]) -> Status:
     if len(args) not in (3, 5):
         raise _syntax_error(ctx)
     raw_id = args[2]
-    group.last_id = stream.last_id if raw_id == b"$" else parse_id(raw_id)
+    group.last_id = stream.last_id if cstr(raw_id) == b"$" else parse_id(raw_id)
     group.entries_read = entries_read
     ctx.notify("xgroup-setid", args[0])
     return OK

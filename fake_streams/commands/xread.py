@@ -58,6 +58,7 @@ from ..ids import MAX_ID, MIN_ID, StreamID, parse_i64, parse_strict_id
 from ..reply import entries, entry, keyed_reply
 from ..stream import Stream
 from .base import BlockRequest, Context, parse_count, spec
+from .xadd_xtrim import cstr
 
 #: ``XREAD_BLOCKED_DEFAULT_COUNT``: R7.0 serves a woken client at most this many entries when COUNT is 0.
 BLOCKED_DEFAULT_COUNT_R70 = 1000
@@ -120,7 +121,7 @@ def parse_read_options(ctx: Context, args: List[bytes], is_group: bool) -> ReadO
     i = 0
     while i < n:
         more = n - i - 1
-        token = args[i].upper()
+        token = cstr(args[i]).upper()  # strcasecmp: text after a NUL is ignored
         if token == b"BLOCK" and more:
             if ctx.from_script and not ctx.profile.has("block_allowed_in_scripts"):
                 raise ReplyError("BLOCK_IN_SCRIPT", command=ctx.argv[0])  # argv[0] as typed
@@ -156,7 +157,8 @@ def parse_read_options(ctx: Context, args: List[bytes], is_group: bool) -> ReadO
 def _resolve(ctx: Context, opts: ReadOptions, args: List[bytes]) -> List[Resolved]:
     """Per stream, in key order: WRONGTYPE, NOGROUP, then the ID token. Changes nothing. O(N log g)."""
     resolved: List[Resolved] = []
-    for key, raw in zip(opts.keys(args), opts.id_args(args)):
+    for key, arg in zip(opts.keys(args), opts.id_args(args)):
+        raw = cstr(arg)  # the special tokens compare with strcmp
         stream = ctx.lookup(key)
         group = None
         if opts.is_group:
@@ -182,7 +184,7 @@ def _resolve(ctx: Context, opts: ReadOptions, args: List[bytes]) -> List[Resolve
                 raise ReplyError("XREAD_GT_ID")
             gt = NEW_ENTRIES
         else:
-            gt = parse_strict_id(raw)
+            gt = parse_strict_id(arg)
         resolved.append((stream, group, gt))
     return resolved
 
@@ -270,7 +272,7 @@ def _block_request(ctx: Context, opts: ReadOptions, args: List[bytes], resolved:
     rerun = list(args)
     first_id = opts.streams_at + len(keys)
     for i, raw in enumerate(opts.id_args(args)):
-        if raw == b"$":
+        if cstr(raw) == b"$":
             rerun[first_id + i] = resolved[i][2].encode()
     saved = None
     if not ctx.profile.has("blocked_reprocess"):

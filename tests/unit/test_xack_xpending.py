@@ -339,3 +339,8 @@ def test_seed_acknowledging_messages_tutorial(version):
     assert ctx.run("XACK", "orders", "processors", "1691234567890-0", "1691234567891-0", "1691234567892-0") == 2
     assert ctx.run("XPENDING", "orders", "processors", "-", "+", "10") == []
     assert ctx.run("XLEN", "orders") == 3  # the entries stay in the stream
+
+
+def test_idle_token_compares_as_a_c_string():
+    ctx = setup()
+    assert len(ctx.run("XPENDING", "s", "g", b"IDLE\x00", "0", "-", "+", "10")) == 4

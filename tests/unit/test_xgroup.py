@@ -320,3 +320,16 @@ def test_help(version):
 def test_table_arity(argv, command):
     ctx = setup()
     assert ctx.run(*argv) == f"ERR wrong number of arguments for '{command}' command"
+
+
+@pytest.mark.parametrize("version", ALL)
+def test_tokens_compare_as_c_strings(version):
+    ctx = setup(version)
+    assert ctx.run("XGROUP", "CREATE", "new", "g", b"$\x00", b"mkstream\x00x") == OK
+    assert ctx.run("XGROUP", "SETID", "s", "g", "0") == "NOGROUP No such consumer group 'g' for key name 's'"
+    ctx.run("XGROUP", "CREATE", "s", "g", b"$\x00junk")
+    assert group(ctx).last_id == sid(3)
+    assert ctx.run("XGROUP", "SETID", "s", "g", "0", b"ENTRIESREAD\x00z", "3") == OK
+    assert (group(ctx).last_id, group(ctx).entries_read) == (MIN_ID, 3)
+    assert ctx.run("XGROUP", "SETID", "s", "g", b"$\x00") == OK
+    assert group(ctx).last_id == sid(3)

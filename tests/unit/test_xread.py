@@ -757,3 +757,17 @@ def test_seed_xreadgroup_reference_examples(version):
     )
     assert ctx.run("XREADGROUP", "GROUP", "workers", "bob", "STREAMS", "tasks", ">") is None
     check(ctx)
+
+
+# ======================================================================================= C strings
+@pytest.mark.parametrize("version", ALL)
+def test_tokens_compare_as_c_strings(version):
+    """Option names (strcasecmp) and the special IDs (strcmp) ignore text after a NUL byte."""
+    ctx = setup(version, group="g")
+    assert ctx.run("XREAD", b"COUNT\x00x", "1", "STREAMS", "s", "0") == [[b"s", [E(1)]]]
+    assert ctx.run("XREAD", "STREAMS", "s", b"$\x00x") is None
+    assert ctx.run("XREADGROUP", b"group\x00", "g", "c", "COUNT", "1", "STREAMS", "s", b">\x00x") == [[b"s", [E(1)]]]
+    assert ctx.run("XREADGROUP", "GROUP", "g", "c", b"NOACK\x00", "STREAMS", "s", "0") == [[b"s", [E(1)]]]
+    req = ctx.run("XREAD", "BLOCK", "0", "STREAMS", "s", b"$\x00")
+    assert req.args[-1] == b"3-0"  # rewritten like a plain '$'
+    assert ctx.run("XREAD", "STREAMS", "s", b"1" * 126 + b"\x00" + b"1") == err(ctx, "INVALID_STREAM_ID")  # > 127 bytes
