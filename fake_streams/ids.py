@@ -25,7 +25,7 @@ class StreamID(NamedTuple):
         """The wire form ``b"<ms>-<seq>"`` (``streamEncodeID`` / ``addReplyStreamID``)."""
         return b"%d-%d" % (self.ms, self.seq)
 
-    def incr(self) -> Optional["StreamID"]:
+    def incr(self) -> Optional[StreamID]:
         """Successor ID; ``None`` when this is the maximum ID (``streamIncrID`` reports C_ERR)."""
         if self.seq < U64_MAX:
             return StreamID(self.ms, self.seq + 1)
@@ -33,7 +33,7 @@ class StreamID(NamedTuple):
             return StreamID(self.ms + 1, 0)
         return None
 
-    def decr(self) -> Optional["StreamID"]:
+    def decr(self) -> Optional[StreamID]:
         """Predecessor ID; ``None`` when this is ``0-0`` (``streamDecrID`` reports C_ERR)."""
         if self.seq > 0:
             return StreamID(self.ms, self.seq - 1)

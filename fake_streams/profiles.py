@@ -125,7 +125,7 @@ PROFILES: Mapping[str, Profile] = MappingProxyType({p.name: p for p in (R7_0, R7
 DEFAULT_PROFILE = R7_4
 
 
-def get_profile(version: "str | Profile | None") -> Profile:
+def get_profile(version: str | Profile | None) -> Profile:
     """The profile for a public version string (``"7.4"``) or a :class:`Profile`; ``None`` → the default."""
     if version is None:
         return DEFAULT_PROFILE

@@ -12,7 +12,7 @@ the fakeredis adapter.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, FrozenSet, List, Optional, Sequence, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, FrozenSet, List, Optional, Sequence
 
 try:  # Python 3.8+
     from typing import Protocol
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 class Context(Protocol):
     """The server-side state one command execution may use."""
 
-    profile: "Profile"
+    profile: Profile
     #: RESP version of the reply being built (2 or 3; inside Lua, the script's RESP mode).
     protocol: int
     #: The command's "now" in Unix ms (one snapshot per execution unit on time_snapshot profiles).
@@ -39,10 +39,10 @@ class Context(Protocol):
     #: The whole command as the client typed it (name, subcommand and arguments), for errors that quote argv[1].
     argv: List[bytes]
 
-    def lookup(self, key: bytes) -> "Optional[Stream]":
+    def lookup(self, key: bytes) -> Optional[Stream]:
         """The stream at ``key``; ``None`` if missing (or expired); raises WRONGTYPE if it holds another type."""
 
-    def create(self, key: bytes) -> "Stream":
+    def create(self, key: bytes) -> Stream:
         """Store a new empty stream at ``key`` (which must be missing) and return it."""
 
     def modified(self, key: bytes) -> None:
@@ -102,6 +102,12 @@ def spec(name: str, arity: int, flags: str, handler: Optional[Handler], **kw: An
     return CommandSpec(name=name, arity=arity, flags=frozenset(flags.split()), handler=handler, **kw)
 
 
+def cstr(raw: bytes) -> bytes:
+    """The argument as a C string sees it (up to the first NUL): how the server compares option names and tokens."""
+    nul = raw.find(b"\0")
+    return raw if nul < 0 else raw[:nul]
+
+
 def parse_count(raw: bytes) -> int:
     """An integer argument parsed with ``getLongLongFromObjectOrReply`` (NOT_INTEGER on failure)."""
     from ..errors import ReplyError
@@ -113,4 +119,4 @@ def parse_count(raw: bytes) -> int:
     return value
 
 
-__all__: Sequence[str] = ["BlockRequest", "CommandSpec", "Context", "Handler", "parse_count", "spec"]
+__all__: Sequence[str] = ["BlockRequest", "CommandSpec", "Context", "Handler", "cstr", "parse_count", "spec"]

@@ -18,8 +18,7 @@ from typing import Any, List, Optional
 
 from ..errors import ReplyError
 from ..ids import parse_range_end, parse_range_start, parse_strict_id
-from .base import Context, parse_count, spec
-from .xadd_xtrim import cstr
+from .base import Context, cstr, parse_count, spec
 
 
 def xack(ctx: Context, args: List[bytes]) -> int:

@@ -20,13 +20,7 @@ from typing import Any, List, NamedTuple, Optional, Tuple
 from ..errors import ReplyError
 from ..ids import MAX_ID, MIN_ID, U64_MAX, StreamID, next_id, parse_strict_id, parse_xadd_id
 from ..nodes import LISTPACK_MAX_SIZE
-from .base import Context, parse_count, spec
-
-
-def cstr(raw: bytes) -> bytes:
-    """The argument as a C string sees it (up to the first NUL)."""
-    nul = raw.find(b"\0")
-    return raw if nul < 0 else raw[:nul]
+from .base import Context, cstr, parse_count, spec
 
 
 class TrimArgs(NamedTuple):

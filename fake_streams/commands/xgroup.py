@@ -33,8 +33,7 @@ from ..groups import INVALID_ENTRIES_READ, ConsumerGroup, create_group, destroy_
 from ..ids import MIN_ID, parse_id, parse_strict_id
 from ..reply import OK, Status, help_reply
 from ..stream import Stream
-from .base import Context, parse_count, spec
-from .xadd_xtrim import cstr
+from .base import Context, cstr, parse_count, spec
 
 _HELP = (
     b"CREATE <key> <groupname> <id|$> [option]",

@@ -17,8 +17,7 @@ from typing import Any, List, Tuple
 from ..errors import ReplyError
 from ..ids import parse_range_end, parse_range_start, parse_strict_id
 from ..reply import entries
-from .base import Context, parse_count, spec
-from .xadd_xtrim import cstr
+from .base import Context, cstr, parse_count, spec
 
 
 def _range(ctx: Context, args: List[bytes], rev: bool) -> Any:

@@ -57,8 +57,7 @@ from ..groups import Consumer, ConsumerGroup, advance_entries_read
 from ..ids import MAX_ID, MIN_ID, StreamID, parse_i64, parse_strict_id
 from ..reply import entries, entry, keyed_reply
 from ..stream import Stream
-from .base import BlockRequest, Context, parse_count, spec
-from .xadd_xtrim import cstr
+from .base import BlockRequest, Context, cstr, parse_count, spec
 
 #: ``XREAD_BLOCKED_DEFAULT_COUNT``: R7.0 serves a woken client at most this many entries when COUNT is 0.
 BLOCKED_DEFAULT_COUNT_R70 = 1000

@@ -18,8 +18,7 @@ from typing import List, Optional, Tuple
 from ..errors import ReplyError
 from ..ids import MIN_ID, StreamID, parse_strict_id
 from ..reply import OK, Status
-from .base import Context, parse_count, spec
-from .xadd_xtrim import cstr
+from .base import Context, cstr, parse_count, spec
 
 
 def xsetid(ctx: Context, args: List[bytes]) -> Status:

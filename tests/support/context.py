@@ -16,7 +16,7 @@ from fake_streams.stream import Stream
 class DictContext:
     """Keyspace = a dict; records modified/ready/notify calls so tests can assert them."""
 
-    def __init__(self, version: "str | Profile | None" = None, protocol: int = 2, now_ms: int = 1_000_000) -> None:
+    def __init__(self, version: str | Profile | None = None, protocol: int = 2, now_ms: int = 1_000_000) -> None:
         self.profile = get_profile(version)
         self.protocol = protocol
         self.now_ms = now_ms
