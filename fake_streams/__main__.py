@@ -1,0 +1,107 @@
+"""Command line: ``python -m fake_streams serve|demo`` (also installed as ``fake-redis-streams``).
+
+``serve`` puts a fake server on a TCP port for subprocesses, non-Python services and redis-cli; its
+first stdout line is the URL (``redis://127.0.0.1:PORT/0``), so a parent process can read it::
+
+    proc = subprocess.Popen([sys.executable, "-m", "fake_streams", "serve", "--port", "0"], stdout=subprocess.PIPE, text=True)
+    url = proc.stdout.readline().strip()
+    ...
+    proc.terminate(); proc.wait()        # SIGTERM (or SIGINT / Ctrl-C): clean exit, status 0
+
+``demo`` runs the crash-and-recovery walkthrough of :mod:`fake_streams.demo` on the embedded server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from typing import List, Optional
+
+from .profiles import PROFILES
+
+DEFAULT_PORT = 6379
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m fake_streams",
+        description="fake-redis-streams: an in-memory, byte-exact Redis Streams server for tests.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="{serve,demo}")
+    commands.required = True
+    versions = sorted(PROFILES)
+
+    serve = commands.add_parser(
+        "serve",
+        help="serve a fake server over TCP (RESP2/RESP3) until SIGINT/SIGTERM",
+        description="Serve streams and every command fakeredis serves over TCP. The first line on stdout is "
+        "the URL (redis://HOST:PORT/0). SIGINT or SIGTERM closes every connection (blocked clients "
+        "included) and exits with status 0.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT,
+                       help=f"TCP port; 0 picks a free one (default: {DEFAULT_PORT})")
+    serve.add_argument("--version", default="7.4", choices=versions, help="server profile (default: 7.4)")
+    serve.add_argument("--clock", default="system", choices=("system", "manual"),
+                       help="system: the wall clock (default); manual: time stands still at --start-ms, "
+                       "so auto IDs share one millisecond and BLOCK timeouts never expire")
+    serve.add_argument("--start-ms", type=int, default=None, metavar="MS",
+                       help="the manual clock's time in Unix ms (default: now)")
+
+    demo = commands.add_parser(
+        "demo",
+        help="watch a crashed consumer and its XAUTOCLAIM recovery on the embedded server",
+        description="A producer, a consumer group with two workers, one crashing, a recovery pass with "
+        "XAUTOCLAIM under the manual clock, and the final XPENDING / XINFO. No server needed.",
+    )
+    demo.add_argument("--version", default="7.4", choices=versions, help="server profile (default: 7.4)")
+    return parser
+
+
+def _serve(host: str, port: int, version: str, clock_name: str, start_ms: Optional[int]) -> int:
+    from .clock import ManualClock, SystemClock
+    from .server import FakeStreamsServer
+    from .tcp import serve
+
+    clock = ManualClock(start_ms) if clock_name == "manual" else SystemClock()
+    server = FakeStreamsServer(version=version, clock=clock)
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            tcp = serve(server, host, port)
+        except OSError as exc:
+            print(f"fake-redis-streams: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        print(tcp.url, flush=True)
+        profile = server.profile
+        print(f"fake-redis-streams: {profile.server} {profile.hello_version} (profile {profile.name}, "
+              f"{clock_name} clock) on {tcp.url}; stop with Ctrl-C or SIGTERM", file=sys.stderr, flush=True)
+        stop.wait()
+        tcp.close()
+        return 0
+    finally:
+        server.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point of ``python -m fake_streams`` and of the ``fake-redis-streams`` script."""
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        return _serve(args.host, args.port, args.version, args.clock, args.start_ms)
+    from .demo import run
+
+    try:
+        return run(args.version)
+    except BrokenPipeError:  # `... demo | head`: stop quietly (and keep the interpreter from complaining at exit)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
