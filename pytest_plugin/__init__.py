@@ -1,84 +1,131 @@
-"""pytest plugin of fake-redis-streams: the ``fake_redis_streams`` fixture.
+"""pytest plugin of fake-redis-streams: the ``fake_redis_streams`` fixture, its marker and options.
 
-Loaded through the ``pytest11`` entry point; importing it registers nothing global.
+Loaded through the ``pytest11`` entry point; nothing is patched until a test uses the fixture.
+The logic lives in private modules: ``_options`` (marker / ini / CLI), ``_fixture`` (the handle),
+``_real`` (the dual run against a real server).
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any, List
+from typing import Any, Dict, Iterator, List, Union
 
 import pytest
 
-from fake_streams import FakeStreamsServer
+from . import _options
+from ._fixture import FakeRedisStreams
+from ._real import RealRedisStreams, skip_reason
 
-__all__ = ["FakeRedisStreams", "fake_redis_streams"]
+__all__ = ["FakeRedisStreams", "RealRedisStreams", "fake_redis_streams", "fake_redis_streams_factory"]
 
-
-class FakeRedisStreams:
-    """The handle the ``fake_redis_streams`` fixture yields (private constructor; for type hints)."""
-
-    def __init__(self, server: FakeStreamsServer) -> None:
-        self.server = server
-        self._client: Any = None
-        self._async_clients: List[Any] = []
-
-    @property
-    def clock(self) -> Any:
-        """The server clock (SystemClock; a ManualClock has ``.advance(ms)`` / ``.set(ms)``)."""
-        return self.server.clock
-
-    @property
-    def client(self) -> Any:
-        """A sync ``redis.Redis`` on the server (created on first use, closed at teardown)."""
-        if self._client is None:
-            self._client = self.server.client()
-        return self._client
-
-    def async_client(self, **kwargs: Any) -> Any:
-        """A new ``redis.asyncio.Redis`` on the server; kwargs go to its pool (``protocol``, ``decode_responses`` …)."""
-        client = self.server.async_client(**kwargs)
-        self._async_clients.append(client)
-        return client
-
-    def _teardown(self) -> None:
-        if self._client is not None:
-            self._client.close()
-        for client in self._async_clients:
-            _close_async(client)
-        self.server.close()
-        errors = self.server.internal_errors
-        if errors:
-            lines = [f"- {name} {args!r}\n{tb}" for name, args, tb in errors]
-            pytest.fail(
-                "fake_redis_streams: a command handler raised an unexpected exception "
-                "(the client got an 'ERR fake_streams internal error' reply):\n" + "\n".join(lines),
-                pytrace=False,
-            )
+_HANDLE = pytest.StashKey[Any]()
+_FAILED = pytest.StashKey[bool]()
+Handle = Union[FakeRedisStreams, RealRedisStreams]
 
 
-def _close_async(client: Any) -> None:
-    """Close an asyncio client from synchronous teardown (its own loop may be gone already)."""
-    close = getattr(client, "aclose", None) or client.close
-    loop = asyncio.new_event_loop()
+def pytest_addoption(parser: Any) -> None:
+    _options.addoption(parser)
+
+
+def pytest_configure(config: Any) -> None:
+    config.addinivalue_line("markers", _options.marker_line())
+
+
+def pytest_collection_modifyitems(items: List[Any]) -> None:
+    """The marker implies the fixture (set up first, so the test's other fixtures see the fake)."""
+    for item in items:
+        names = getattr(item, "fixturenames", None)
+        if names is not None and _options.MARKER not in names and item.get_closest_marker(_options.MARKER):
+            names.insert(0, _options.MARKER)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> None:
+    """A failing test's report gets a section with the streams, groups and PELs it left behind."""
+    if call.excinfo is None or call.excinfo.errisinstance(pytest.skip.Exception):
+        return
+    item.stash[_FAILED] = True
+    handle = item.stash.get(_HANDLE, None)
+    if handle is None or call.when == "teardown":
+        return
     try:
-        loop.run_until_complete(close())
-    except Exception:  # best effort: the connections are in memory, nothing leaks outside the process
-        pass
-    finally:
-        loop.close()
+        text = handle.report()
+    except Exception as exc:  # never hide the test's own failure behind a reporting problem
+        text = f"(could not render the fake servers: {type(exc).__name__}: {exc})"
+    if text:
+        item.add_report_section(call.when, "fake-redis-streams", text)
+
+
+def _open(config: Any, options: _options.Options) -> Handle:
+    __tracebackhide__ = True
+    url = _options.real_url(config)
+    if url is None:
+        return FakeRedisStreams(options)
+    handle = RealRedisStreams(options, url)
+    reason = skip_reason(options, handle.server_version)
+    if reason:
+        handle._shutdown()
+        pytest.skip(reason)
+    return handle
 
 
 @pytest.fixture
-def fake_redis_streams() -> Any:
-    """A fresh in-memory Redis Streams server for this test (profile "7.4", wall clock).
+def fake_redis_streams(request: Any) -> Iterator[Handle]:
+    """A fresh in-memory Redis Streams server for this test (profile "7.4" by default).
 
-    Yields a handle with ``.server`` (FakeStreamsServer), ``.clock`` (the server clock),
-    ``.client`` (a sync redis.Redis on the server) and ``.async_client(**kwargs)`` (a new
-    redis.asyncio.Redis). Clients are closed at teardown, and the test fails if a command handler
-    raised an unexpected exception.
+    ``.client`` (sync redis.Redis), ``.async_client(**kw)`` (redis.asyncio.Redis), ``.url``,
+    ``.server`` (FakeStreamsServer), ``.server_for(url)``, ``.clock`` (``.advance(ms)`` when manual),
+    frozen views ``.stream(key)`` / ``.group(key, name)`` / ``.assert_all_acked()``, and ``.faults``
+    (``fail_next("XACK")``, ``drop(client)``, ``outage()``). While the test runs, every redis-py client
+    the code under test builds reaches a fake server too (each host:port its own; ``patch=False``
+    turns this off). Configure with ``@pytest.mark.fake_redis_streams(version=, clock="manual"|"system",
+    start_ms=, patch=, decode_responses=, protocol=, url=, passthrough_hosts=)`` on a test, class or
+    module, ini ``fake_redis_streams_*`` or ``--fake-redis-streams-*``. A failing test's report lists
+    the streams, groups and pending entries; ``--fake-redis-streams-real=URL`` runs against a real server.
     """
-    handle = FakeRedisStreams(FakeStreamsServer(version="7.4"))
-    yield handle
-    handle._teardown()
+    __tracebackhide__ = True
+    handle = _open(request.config, _options.resolve(request.config, request.node))
+    request.node.stash[_HANDLE] = handle
+    try:
+        yield handle
+    finally:
+        request.node.stash[_HANDLE] = None
+        failed = request.node.stash.get(_FAILED, False)
+        problems = handle._shutdown(check_faults=not failed)
+    if problems:
+        pytest.fail("\n\n".join(problems), pytrace=False)
 
+
+class Factory:
+    """``fake_redis_streams_factory(**options)`` → a handle like the fixture's, alive until ``.close()``."""
+
+    def __init__(self, config: Any) -> None:
+        self._config = config
+        self._handles: List[Handle] = []
+
+    def __call__(self, **options: Any) -> Handle:
+        __tracebackhide__ = True
+        handle = _open(self._config, _options.resolve(self._config, None, **options))
+        self._handles.append(handle)
+        return handle
+
+    def _close_all(self) -> Dict[int, List[str]]:
+        return {id(h): h._shutdown() for h in self._handles}
+
+
+@pytest.fixture(scope="session")
+def fake_redis_streams_factory(pytestconfig: Any) -> Iterator[Factory]:
+    """Make longer-lived fake servers: ``fake_redis_streams_factory(**options)`` returns a handle like
+    ``fake_redis_streams`` (same options as the marker; ``patch=True`` patches until it is closed).
+
+    Close it yourself (``handle.close()``, e.g. at the end of a module-scoped fixture); whatever is
+    still open is closed at the end of the session::
+
+        @pytest.fixture(scope="module")
+        def streams(fake_redis_streams_factory):
+            handle = fake_redis_streams_factory(version="7.2", patch=False)
+            yield handle
+            handle.close()
+    """
+    factory = Factory(pytestconfig)
+    yield factory
+    factory._close_all()

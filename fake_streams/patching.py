@@ -1,0 +1,299 @@
+"""Make code that builds its own redis-py clients talk to fake servers.
+
+One patch point: ``ConnectionPool.connection_class`` (sync and asyncio) becomes a class-level *data
+descriptor*. Every pool asks it which class to instantiate at ``make_connection`` time; while
+patched, the stock classes (``Connection``, ``SSLConnection``, ``UnixDomainSocketConnection``) are
+answered with a fake connection class whose server is picked from the pool's address. A data
+descriptor on the class wins over the instance ``__dict__``, so this reaches every way a client can
+be built — ``redis.Redis(...)``, ``from_url`` (``redis://``, ``rediss://``, ``unix://``),
+``ConnectionPool`` / ``BlockingConnectionPool``, ``Redis.from_pool``, subclasses, the asyncio
+twins, clients built in other threads and even pools built *before* the patch (as long as they have
+not opened a real connection yet). Nothing is patched at import.
+
+Address model (like a real network): each ``host:port`` (or Unix socket path) is its own server,
+created on first use; ``db`` numbers are that server's databases. The loopback names ``localhost``,
+``127.0.0.1``, ``::1`` and the empty host are one host. A :class:`FakeNetwork` holds the servers::
+
+    with patch_redis() as network:
+        app.publish_order()                                   # redis.Redis(host="cache") inside
+        assert network.server_for("redis://cache:6379").client().xlen("orders") == 1
+
+``passthrough_hosts`` keeps real connections for some addresses (``"real-redis"`` — any port,
+``"real-redis:6380"``, ``"unix:/run/redis.sock"``), for suites that also talk to a real server.
+Custom connection classes (not the three stock ones) are never replaced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import weakref
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+
+import redis.asyncio.connection as _aconn
+import redis.connection as _sconn
+
+from .clock import Clock
+from .connection import FakeStreamsAsyncConnection, FakeStreamsConnection
+from .server import FakeStreamsServer
+
+__all__ = ["FakeNetwork", "PoolPatch", "address_of", "patch_redis"]
+
+_SYNC_STOCK = (_sconn.Connection, _sconn.SSLConnection, _sconn.UnixDomainSocketConnection)
+_ASYNC_STOCK = (_aconn.Connection, _aconn.SSLConnection, _aconn.UnixDomainSocketConnection)
+_LOOPBACK = {"", "localhost", "127.0.0.1", "::1", "[::1]"}
+_MISSING = object()
+
+
+def _host(host: Any) -> str:
+    host = "localhost" if host is None else str(host).lower()
+    return "localhost" if host in _LOOPBACK else host
+
+
+def address_of(kwargs: Dict[str, Any]) -> str:
+    """The server address of a pool's ``connection_kwargs``: ``"host:port"`` or ``"unix:/path"``.
+
+    >>> address_of({"host": "127.0.0.1"})
+    'localhost:6379'
+    >>> address_of({"path": "/tmp/r.sock"})
+    'unix:/tmp/r.sock'
+    """
+    path = kwargs.get("path")
+    if path:
+        return f"unix:{path}"
+    return f"{_host(kwargs.get('host'))}:{int(kwargs.get('port') or 6379)}"
+
+
+def parse_address(url: str) -> Tuple[str, int]:
+    """``(address, db)`` of a ``redis://``, ``rediss://`` or ``unix://`` URL, or of ``host:port`` / ``host``.
+
+    >>> parse_address("redis://cache:6380/2")
+    ('cache:6380', 2)
+    >>> parse_address("unix:///run/redis.sock?db=1")
+    ('unix:/run/redis.sock', 1)
+    >>> parse_address("cache")
+    ('cache:6379', 0)
+    """
+    if "://" not in url:
+        host, _, port = url.rpartition(":") if url.count(":") == 1 else (url, "", "")
+        return address_of({"host": host or url, "port": int(port) if port else 6379}), 0
+    kwargs = _sconn.parse_url(url)
+    return address_of(kwargs), int(kwargs.get("db") or 0)
+
+
+class _HostFilter:
+    """Addresses that keep their real connection: ``host`` (any port), ``host:port``, ``unix:/path``."""
+
+    def __init__(self, entries: Iterable[str]) -> None:
+        self.hosts, self.addresses = set(), set()
+        for entry in entries:
+            entry = str(entry)
+            if entry.startswith("unix:") or entry.startswith("/"):
+                self.addresses.add("unix:" + entry[5:] if entry.startswith("unix:") else "unix:" + entry)
+            elif "://" in entry:
+                self.addresses.add(parse_address(entry)[0])
+            elif entry.count(":") == 1:
+                self.addresses.add(parse_address(entry)[0])
+            else:
+                self.hosts.add(_host(entry))
+
+    def __bool__(self) -> bool:
+        return bool(self.hosts or self.addresses)
+
+    def passes(self, kwargs: Dict[str, Any]) -> bool:
+        address = address_of(kwargs)
+        return address in self.addresses or (not kwargs.get("path") and _host(kwargs.get("host")) in self.hosts)
+
+
+class FakeNetwork:
+    """The fake servers addresses resolve to while patched: one :class:`FakeStreamsServer` per address.
+
+    ``factory(address)`` makes a server on first use (default: profile ``version`` on ``clock``).
+    Thread-safe. :meth:`close` closes every server it made.
+    """
+
+    def __init__(
+        self,
+        version: str = "7.4",
+        clock: Optional[Clock] = None,
+        *,
+        factory: Optional[Callable[[str], FakeStreamsServer]] = None,
+    ) -> None:
+        self.version = version
+        self.clock = clock
+        self._factory = factory
+        self._servers: Dict[str, FakeStreamsServer] = {}
+        self._lock = threading.Lock()
+        self.sync_class: type = self._routed(FakeStreamsConnection)
+        self.async_class: type = self._routed(FakeStreamsAsyncConnection)
+
+    def _routed(self, base: type) -> type:
+        network = self
+
+        def __init__(self: Any, **kwargs: Any) -> None:
+            if kwargs.get("server") is None:
+                kwargs["server"] = network.server_at(address_of(kwargs))
+            base.__init__(self, **kwargs)
+
+        return type(base.__name__, (base,), {"__init__": __init__, "__module__": base.__module__, "network": self})
+
+    def server_at(self, address: str) -> FakeStreamsServer:
+        """The server at ``address`` (``"host:port"`` / ``"unix:/path"``, normalized), created on first use."""
+        with self._lock:
+            server = self._servers.get(address)
+            if server is None or server.closed:
+                if self._factory is not None:
+                    server = self._factory(address)
+                else:
+                    server = FakeStreamsServer(self.version, self.clock)
+                server.address = address
+                self._servers[address] = server
+            return server
+
+    def server_for(self, url: str = "redis://localhost:6379") -> FakeStreamsServer:
+        """The server a client of ``url`` (``redis://``, ``rediss://``, ``unix://``, or ``host[:port]``) reaches."""
+        return self.server_at(parse_address(url)[0])
+
+    def servers(self) -> Dict[str, FakeStreamsServer]:
+        """``{address: server}`` of every server used so far, in creation order."""
+        with self._lock:
+            return dict(self._servers)
+
+    def close(self) -> None:
+        """Close every server (their clients get ConnectionError from now on)."""
+        with self._lock:
+            servers = list(self._servers.values())
+        for server in servers:
+            server.close()
+
+    def __repr__(self) -> str:
+        return f"FakeNetwork(version={self.version!r}, servers={list(self.servers())!r})"
+
+
+def _descriptor(stock: Tuple[type, ...], pick: Callable[[Any, type], type], hosts: _HostFilter) -> property:
+    def get(pool: Any) -> Any:
+        cls = pool.__dict__.get("connection_class")
+        if cls in stock and not (hosts and hosts.passes(_kwargs_of(pool))):
+            return pick(pool, cls)
+        return cls
+
+    def set_(pool: Any, value: Any) -> None:
+        pool.__dict__["connection_class"] = value
+
+    return property(get, set_, doc="patched by fake_streams.patching: stock connection classes are faked")
+
+
+def _kwargs_of(pool: Any) -> Dict[str, Any]:
+    return getattr(pool, "connection_kwargs", None) or {}
+
+
+def _connections_of(pool: Any) -> List[Any]:
+    conns: List[Any] = list(pool.__dict__.get("_available_connections") or ())
+    conns += list(pool.__dict__.get("_in_use_connections") or ())
+    conns += [c for c in pool.__dict__.get("_connections") or () if c is not None]  # BlockingConnectionPool
+    return conns
+
+
+def asyncio_connection(conn: Any) -> bool:
+    return isinstance(conn, getattr(_aconn, "AbstractConnection", _aconn.Connection))
+
+
+class PoolPatch:
+    """The descriptor pair on ``redis.ConnectionPool`` / ``redis.asyncio.ConnectionPool``.
+
+    ``sync_class`` / ``async_class`` replace the stock classes; each is either a class or a callable
+    ``(stock_class) -> class``. :meth:`install` / :meth:`uninstall` (idempotent, nest LIFO). The
+    descriptor is consulted once per new connection (O(1)).
+    """
+
+    _POOLS = (_sconn.ConnectionPool, _aconn.ConnectionPool)
+
+    def __init__(self, sync_class: Any, async_class: Any, passthrough_hosts: Iterable[str] = ()) -> None:
+        self.hosts = _HostFilter(passthrough_hosts)
+        self._replacements = (sync_class, async_class)
+        self._saved: List[Any] = []
+        self._made: set = set()
+        self._pools: Any = weakref.WeakSet()  # pools that got a replacement class
+        self.installed = False
+
+    def install(self) -> PoolPatch:
+        if self.installed:
+            return self
+        self._saved = [pool.__dict__.get("connection_class", _MISSING) for pool in self._POOLS]
+        for pool, stock, repl in zip(self._POOLS, (_SYNC_STOCK, _ASYNC_STOCK), self._replacements):
+            pool.connection_class = _descriptor(stock, self._picker(repl), self.hosts)
+        self.installed = True
+        return self
+
+    def _picker(self, repl: Any) -> Callable[[Any, type], type]:
+        def pick(pool: Any, stock: type) -> type:
+            cls = repl(stock) if not isinstance(repl, type) else repl
+            self._made.add(cls)
+            self._pools.add(pool)
+            return cls
+
+        return pick
+
+    def uninstall(self) -> None:
+        """Restore the previous descriptor, then empty the pools holding our connections, so a
+        long-lived client (built at import time) makes a fresh connection the next time."""
+        if not self.installed:
+            return
+        for pool, saved in zip(self._POOLS, self._saved):
+            if saved is _MISSING:
+                with contextlib.suppress(AttributeError):
+                    delattr(pool, "connection_class")
+            else:
+                pool.connection_class = saved
+        self.installed = False
+        made = tuple(self._made)
+        for pool in list(self._pools):
+            conns = _connections_of(pool)
+            if made and any(isinstance(c, made) for c in conns):
+                for conn in conns:
+                    if not asyncio_connection(conn):
+                        with contextlib.suppress(Exception):
+                            conn.disconnect()
+                with contextlib.suppress(Exception):
+                    pool.reset()
+        self._pools = weakref.WeakSet()
+
+    def __enter__(self) -> PoolPatch:
+        return self.install()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.uninstall()
+
+
+@contextlib.contextmanager
+def patch_redis(
+    network: Optional[FakeNetwork] = None,
+    *,
+    version: str = "7.4",
+    clock: Optional[Clock] = None,
+    passthrough_hosts: Iterable[str] = (),
+) -> Iterator[FakeNetwork]:
+    """Route every redis-py client built or connected inside the block to fake servers; yields the network.
+
+    ``network`` reuses servers across blocks (default: a new :class:`FakeNetwork` of profile
+    ``version`` on ``clock``, closed on exit). Clients that opened a real socket before the block
+    keep it. Undone on exit, whatever happens.
+
+    >>> import redis
+    >>> with patch_redis() as network:
+    ...     redis.Redis(host="cache").xadd("orders", {"sku": "A"}, id="1-1")
+    ...     network.server_for("redis://cache").client().xlen("orders")
+    b'1-1'
+    1
+    """
+    own = network is None
+    net = FakeNetwork(version, clock) if network is None else network
+    patch = PoolPatch(net.sync_class, net.async_class, passthrough_hosts)
+    patch.install()
+    try:
+        yield net
+    finally:
+        patch.uninstall()
+        if own:
+            net.close()
+

@@ -1,0 +1,204 @@
+"""The handle the ``fake_redis_streams`` fixture yields: fake servers, clients, clock, views, faults."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Dict, List, Optional, Tuple
+
+import redis
+import redis.asyncio
+
+from fake_streams import inspect as views
+from fake_streams.clock import Clock, ManualClock, SystemClock
+from fake_streams.faults import Faults
+from fake_streams.patching import FakeNetwork, PoolPatch, parse_address
+from fake_streams.server import FakeStreamsServer
+
+from ._options import Options
+
+
+class FakeRedisStreams:
+    """What ``fake_redis_streams`` yields (exposed for type hints; the constructor is private).
+
+    * ``.client`` — a sync ``redis.Redis`` on ``.url`` (made on first use); ``.async_client(**kw)`` —
+      a new ``redis.asyncio.Redis``; all are closed at teardown.
+    * ``.server`` — the :class:`~fake_streams.FakeStreamsServer` at ``.url``; ``.server_for(url)`` —
+      the one any other address reaches (each ``host:port`` is its own server, ``db`` its database).
+    * ``.clock`` — the clock of every server (``.advance(ms)`` / ``.set(ms)`` when manual).
+    * ``.stream(key)``, ``.group(key, name)``, ``.streams()``, ``.assert_all_acked(...)`` — frozen views.
+    * ``.faults`` — :class:`~fake_streams.faults.Faults` of ``.server`` (``fail_next``, ``drop``, ``outage``).
+    """
+
+    real = False
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.url: str = options.url
+        self.clock: Clock = ManualClock(options.start_ms) if options.clock == "manual" else SystemClock()
+        self.network = FakeNetwork(options.version, self.clock, factory=self._new_server)
+        self._address, self._db = parse_address(self.url)
+        self.server: FakeStreamsServer = self.network.server_at(self._address)
+        self._client: Any = None
+        self._async_clients: List[Any] = []
+        self._closed = False
+        self._patch: Optional[PoolPatch] = None
+        if options.patch:
+            self._patch = PoolPatch(self.network.sync_class, self.network.async_class, options.passthrough_hosts)
+            self._patch.install()
+
+    def _new_server(self, address: str) -> FakeStreamsServer:
+        server = FakeStreamsServer(self.options.version, self.clock)
+        Faults.install(server)
+        return server
+
+    def __repr__(self) -> str:
+        return f"<fake_redis_streams url={self.url!r} version={self.options.version!r} clock={self.clock!r}>"
+
+    # -------------------------------------------------------------------------------- clients
+    def _client_kwargs(self, kwargs: Dict[str, Any]) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"decode_responses": self.options.decode_responses}
+        if self.options.protocol is not None:
+            out["protocol"] = self.options.protocol
+        out.update(kwargs)
+        return out
+
+    @property
+    def client(self) -> Any:
+        """A sync ``redis.Redis`` on ``.url`` (created on first use, closed at teardown)."""
+        if self._client is None:
+            self._client = redis.Redis.from_url(
+                self.url, connection_class=self.network.sync_class, **self._client_kwargs({})
+            )
+        return self._client
+
+    def async_client(self, **kwargs: Any) -> Any:
+        """A new ``redis.asyncio.Redis`` on ``.url``; ``kwargs`` override the pool options (closed at teardown)."""
+        client = redis.asyncio.Redis.from_url(
+            self.url, connection_class=self.network.async_class, **self._client_kwargs(kwargs)
+        )
+        self._async_clients.append(client)
+        return client
+
+    def server_for(self, url: str) -> FakeStreamsServer:
+        """The fake server a client of ``url`` reaches (``redis://host:port``, ``rediss://``, ``unix://``)."""
+        return self.network.server_for(url)
+
+    def servers(self) -> Dict[str, FakeStreamsServer]:
+        """``{address: server}`` of every fake server this test used."""
+        return self.network.servers()
+
+    # ---------------------------------------------------------------------------------- views
+    def _target(self, db: Optional[int], url: Optional[str]) -> Tuple[FakeStreamsServer, int]:
+        if url is None:
+            return self.server, self._db if db is None else db
+        address, url_db = parse_address(url)
+        return self.network.server_at(address), url_db if db is None else db
+
+    def stream(self, key: Any, *, db: Optional[int] = None, url: Optional[str] = None) -> views.StreamView:
+        """A frozen view of stream ``key`` (entries, counters, groups); LookupError if there is none."""
+        __tracebackhide__ = True
+        server, index = self._target(db, url)
+        return views.stream_view(server, key, index)
+
+    def group(self, key: Any, name: Any, *, db: Optional[int] = None, url: Optional[str] = None) -> views.GroupView:
+        """A frozen view of group ``name`` of stream ``key`` (consumers, pending entries, last id, lag)."""
+        __tracebackhide__ = True
+        return self.stream(key, db=db, url=url).group(name)
+
+    def streams(self, *, db: Optional[int] = None, url: Optional[str] = None) -> List[Any]:
+        """The stream keys of the database (sorted)."""
+        server, index = self._target(db, url)
+        return [key for _, key in views.stream_keys(server, index)]
+
+    def assert_all_acked(
+        self, stream: Any = None, group: Any = None, *, db: Optional[int] = None, url: Optional[str] = None
+    ) -> None:
+        """Fail unless every delivered entry was XACKed (of ``stream`` / ``group``; default: all)."""
+        __tracebackhide__ = True
+        server, index = self._target(db, url)
+        views.assert_all_acked(server, stream, group, index)
+
+    def blocked(self) -> Any:
+        """The clients blocked on ``.server`` now (see ``FakeStreamsServer.blocked``)."""
+        return self.server.blocked()
+
+    def wait_until_blocked(self, n: int = 1, timeout_s: float = 5.0) -> Any:
+        """Wait (real time, bounded) until ``n`` clients are blocked on ``.server``."""
+        return self.server.wait_until_blocked(n, timeout_s)
+
+    @property
+    def faults(self) -> Faults:
+        """Fault injection on ``.server`` (``server_for(url).faults`` for another address)."""
+        return Faults.install(self.server)
+
+    def flushall(self) -> None:
+        """FLUSHALL on every server of this test."""
+        for server in self.network.servers().values():
+            server.flushall()
+
+    def report(self) -> str:
+        """The failure-report text: streams, groups and PELs of every server, armed and fired faults."""
+        text = views.render(self.network.servers())
+        faults = [(a, s.faults) for a, s in self.network.servers().items() if isinstance(getattr(s, "faults", None), Faults)]
+        for address, f in faults:
+            described = f.describe()
+            if described:
+                text += f"\nfaults of {address}:\n" + described
+        return text
+
+    # ------------------------------------------------------------------------------- teardown
+    def close(self) -> None:
+        """Close clients and servers and undo the patch; AssertionError if the fake saw a problem."""
+        __tracebackhide__ = True
+        problems = self._shutdown()
+        if problems:
+            raise AssertionError("\n\n".join(problems))
+
+    def _shutdown(self, check_faults: bool = True) -> List[str]:
+        """Close clients and servers, undo the patch; returns the problems found (for the fixture to report)."""
+        problems: List[str] = []
+        if self._closed:
+            return problems
+        self._closed = True
+        try:
+            if self._client is not None:
+                self._client.close()
+            for client in self._async_clients:
+                close_async(client)
+        finally:
+            if self._patch is not None:
+                self._patch.uninstall()
+            self.network.close()
+        for address, server in self.network.servers().items():
+            for name, args, tb in server.internal_errors:
+                problems.append(
+                    f"A command handler raised an unexpected exception on {address} (the client got an "
+                    f"'ERR fake_streams internal error' reply): {name} {args!r}\n{tb}"
+                )
+        if check_faults and self.options.assert_all_faults_triggered:
+            unfired = [
+                f"- {rule.describe()}" for s in self.network.servers().values()
+                if isinstance(getattr(s, "faults", None), Faults) for rule in s.faults.unfired()
+            ]
+            if unfired:
+                problems.append(
+                    "The following faults were armed but never fired:\n" + "\n".join(unfired) + "\n"
+                    "If this is on purpose, pass optional=True to fail_next() or use "
+                    "@pytest.mark.fake_redis_streams(assert_all_faults_triggered=False)."
+                )
+        return problems
+
+
+def close_async(client: Any) -> None:
+    """Close an asyncio client from synchronous teardown (its own loop may be gone already)."""
+    close = getattr(client, "aclose", None) or client.close
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(close())
+    except Exception:  # best effort: the connections are in memory (or the server is gone)
+        pass
+    finally:
+        loop.close()
+
+
+__all__ = ["FakeRedisStreams", "close_async"]

@@ -1,0 +1,173 @@
+"""Options of the ``fake_redis_streams`` fixture: marker kwargs, ini keys, command-line flags.
+
+Precedence, lowest first: defaults, ini ``fake_redis_streams_<name>``, command line
+``--fake-redis-streams-<name>``, then markers from the farthest (module) to the closest (test).
+An unknown marker kwarg is a TypeError; a bad value is a ValueError — both at setup.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from fake_streams.profiles import PROFILES
+
+MARKER = "fake_redis_streams"
+
+#: name -> (default, help); the marker takes exactly these keyword-only arguments
+FIELDS: Dict[str, Tuple[Any, str]] = {
+    "version": ("7.4", f"server profile to emulate: {', '.join(PROFILES)}"),
+    "clock": (None, "'system' (wall clock) or 'manual' (stands still until .clock.advance(ms)); default: "
+                    "'manual' when start_ms is given, else 'system'"),
+    "start_ms": (None, "start time of the manual clock in Unix ms (default: now)"),
+    "patch": (True, "route every redis-py client the code under test builds to the fake servers"),
+    "decode_responses": (False, "decode_responses of .client and .async_client()"),
+    "protocol": (None, "RESP protocol (2 or 3) of .client and .async_client(); default: redis-py's"),
+    "url": ("redis://localhost:6379/0", "address of .server / .client (other addresses are other servers)"),
+    "passthrough_hosts": ((), "hosts ('host', 'host:port', 'unix:/path') that keep real connections while patched"),
+    "assert_all_faults_triggered": (True, "fail the test if a fault armed with fail_next() never fired"),
+}
+#: options settable from ini and the command line (name -> CLI help); the rest are ini-only
+CLI = ("version", "clock", "start_ms", "patch", "protocol", "url")
+SIGNATURE = "fake_redis_streams(*, " + ", ".join(f"{n}={d!r}" for n, (d, _) in FIELDS.items()) + ")"
+
+
+class Options:
+    """The resolved, validated options (keyword-only; see :data:`FIELDS`)."""
+
+    __slots__ = tuple(FIELDS) + ("explicit",)
+
+    def __init__(self, explicit: Optional[Dict[str, Any]] = None, **kwargs: Any) -> None:
+        __tracebackhide__ = True
+        unknown = sorted(set(kwargs) - set(FIELDS))
+        if unknown:
+            raise TypeError(
+                f"fake_redis_streams got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+                f"it takes {', '.join(FIELDS)}"
+            )
+        for name, (default, _) in FIELDS.items():
+            setattr(self, name, kwargs.get(name, default))
+        #: what the markers set explicitly (the dual run skips tests pinned to the manual clock)
+        self.explicit: Dict[str, Any] = dict(explicit or {})
+        self._validate()
+
+    def _validate(self) -> None:
+        __tracebackhide__ = True
+        if self.version not in PROFILES:
+            raise ValueError(f"fake_redis_streams: unknown version {self.version!r}; choose one of {', '.join(PROFILES)}")
+        if self.start_ms is not None:
+            self.start_ms = _int("start_ms", self.start_ms)
+            if self.clock is None:
+                self.clock = "manual"
+            elif self.clock != "manual":
+                raise ValueError(f"fake_redis_streams: start_ms={self.start_ms} needs clock='manual', not clock={self.clock!r}")
+        if self.clock is None:
+            self.clock = "system"
+        if self.clock not in ("manual", "system"):
+            raise ValueError(f"fake_redis_streams: clock must be 'manual' or 'system', not {self.clock!r}")
+        if self.protocol is not None:
+            self.protocol = _int("protocol", self.protocol)
+            if self.protocol not in (2, 3):
+                raise ValueError(f"fake_redis_streams: protocol must be 2 or 3, not {self.protocol!r}")
+        for name in ("patch", "decode_responses", "assert_all_faults_triggered"):
+            setattr(self, name, _bool(name, getattr(self, name)))
+        if isinstance(self.passthrough_hosts, str):
+            self.passthrough_hosts = (self.passthrough_hosts,)
+        self.passthrough_hosts = tuple(str(h) for h in self.passthrough_hosts)
+        if "://" not in str(self.url):
+            raise ValueError(f"fake_redis_streams: url must look like redis://host:port/db, not {self.url!r}")
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {name: getattr(self, name) for name in FIELDS}
+
+    def __repr__(self) -> str:
+        return "Options(" + ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items()) + ")"
+
+
+def _int(name: str, value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"fake_redis_streams: {name} must be an integer, not {value!r}") from None
+
+
+def _bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"fake_redis_streams: {name} must be true or false, not {value!r}")
+
+
+# ------------------------------------------------------------------------------------ registration
+def addoption(parser: Any) -> None:
+    group = parser.getgroup("fake-redis-streams", "fake-redis-streams (in-memory Redis Streams server)")
+    for name in CLI:
+        group.addoption(
+            f"--fake-redis-streams-{name.replace('_', '-')}",
+            dest=f"fake_redis_streams_{name}",
+            default=None,
+            metavar=name.upper(),
+            help=FIELDS[name][1] + f" (ini: fake_redis_streams_{name})",
+        )
+    group.addoption(
+        "--fake-redis-streams-real",
+        dest="fake_redis_streams_real",
+        default=None,
+        metavar="URL",
+        help="run the tests against the real server at URL (redis://host:port; flushed before each test) "
+        "instead of the fake; tests that need the fake's clock, inspection or faults are skipped "
+        "(ini: fake_redis_streams_real)",
+    )
+    for name, (_, text) in FIELDS.items():
+        kind = "linelist" if name == "passthrough_hosts" else "string"
+        parser.addini(f"fake_redis_streams_{name}", text, type=kind, default=None)
+    parser.addini("fake_redis_streams_real", "URL of a real server for the dual run (see --fake-redis-streams-real)",
+                  default=None)
+
+
+def configured(config: Any) -> Dict[str, Any]:
+    """The options set in ini files and on the command line (CLI wins)."""
+    out: Dict[str, Any] = {}
+    for name in FIELDS:
+        value = config.getini(f"fake_redis_streams_{name}")
+        if value not in (None, "", []):
+            out[name] = tuple(value) if isinstance(value, list) else value
+    for name in CLI:
+        value = config.getoption(f"fake_redis_streams_{name}", None)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def real_url(config: Any) -> Optional[str]:
+    value = config.getoption("fake_redis_streams_real", None) or config.getini("fake_redis_streams_real")
+    return value or None
+
+
+def resolve(config: Any, node: Any = None, **overrides: Any) -> Options:
+    """Options for ``node``: ini/CLI, then its markers (farthest first), then ``overrides``."""
+    __tracebackhide__ = True
+    merged = configured(config)
+    explicit: Dict[str, Any] = {}
+    if node is not None:
+        marks: List[Any] = list(node.iter_markers(MARKER))
+        for mark in reversed(marks):  # iter_markers yields the closest first
+            if mark.args:
+                raise TypeError(f"fake_redis_streams takes keyword arguments only; got positional {mark.args!r}")
+            explicit.update(mark.kwargs)
+    explicit.update(overrides)
+    merged.update(explicit)
+    return Options(explicit=explicit, **merged)
+
+
+def marker_line() -> str:
+    return (
+        f"{SIGNATURE}: configure the fake_redis_streams fixture for this test, class or module "
+        "(the closest marker wins; the marker implies the fixture)."
+    )
+
+
+__all__ = ["CLI", "FIELDS", "MARKER", "Options", "addoption", "configured", "marker_line", "real_url", "resolve"]
