@@ -15,7 +15,8 @@ fakeredis flattens them, so simple vs bulk strings, nil-bulk vs nil-array (``*-1
 maps, sets, doubles and pushes (pub/sub under RESP3) go out as a real server writes them.
 
 Threads: one accepting thread, one thread per client (a client blocked in XREAD BLOCK holds only its
-own thread; idle clients wait in ``select`` with no timeout: no polling). :meth:`TcpServer.close`
+own thread; idle clients wait in ``select`` with no timeout). The accepting thread also wakes every
+0.1 s to release the blocked command of a client that hung up. :meth:`TcpServer.close`
 stops accepting, releases blocked clients, closes every socket and joins the threads; it leaves the
 FakeStreamsServer open (in-process clients keep working).
 """
@@ -27,10 +28,14 @@ import os
 import select
 import socket
 import threading
+import time
 from typing import Any, Deque, List, Sequence, Set
 
 from . import _fakeredis
 from .reply import Status
+
+#: how often a blocked command's client is checked for a hang-up (seconds)
+_REAP_INTERVAL_S = 0.1
 
 __all__ = ["NIL_ARRAY", "ErrorReply", "TcpServer", "encode", "serve", "shape_nil_arrays"]
 
@@ -206,6 +211,7 @@ class Connection:
         self.command: Sequence[bytes] = ()  # the command being run (set by the adapter)
         self.protocol = 2  # the RESP version of the last reply (pushes use it)
         self.closing = False  # QUIT answered / server stopping
+        self.busy_since = 0.0  # monotonic time the running request(s) started; 0 = idle
         self._queued: List[Sequence[bytes]] = []  # commands queued since MULTI (EXEC's reply shape)
         self._out: Deque[Any] = collections.deque()
         self._write_lock = threading.Lock()
@@ -253,6 +259,8 @@ class Connection:
                 message = self._out.popleft()
                 if type(message) is Reply:
                     chunks.append(encode(message.value, message.protocol))
+                elif isinstance(message, BaseException):  # the socket was closed under the client: hang up
+                    self.closing = True
                 else:
                     chunks.append(encode(message, self.protocol, push=True))
             if chunks:
@@ -268,11 +276,17 @@ class Connection:
                         os.read(self._wake_r, 4096)
                     except BlockingIOError:
                         pass
+                    if not self.closing and self.sock not in readable:
+                        self.client.feed(b"")  # a served blocking read: run the requests queued behind it
                 if self.sock in readable:
                     data = self.sock.recv(65536)
                     if not data:
                         break
-                    error = self.client.feed(data)
+                    self.busy_since = time.monotonic()
+                    try:
+                        error = self.client.feed(data)
+                    finally:
+                        self.busy_since = 0.0
                     if error is not None:  # a request fakeredis cannot parse: answer, then hang up
                         self._out.append(Reply((), ErrorReply(error), self.protocol))
                         self.closing = True
@@ -296,6 +310,14 @@ class Connection:
                 except OSError:
                     pass
             self.owner._forget(self)
+
+    def peer_gone(self) -> bool:
+        """The client hung up (EOF pending on the socket): checked while a command of it is blocked."""
+        try:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+            return bool(readable) and self.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except (OSError, ValueError):
+            return True
 
     def stop(self) -> None:
         """From another thread: release a blocked command, wake the thread and cut the socket."""
@@ -350,9 +372,12 @@ class TcpServer:
     def _accept_loop(self) -> None:
         try:
             while True:
-                readable, _, _ = select.select([self._listener, self._wake_r], [], [])
+                readable, _, _ = select.select([self._listener, self._wake_r], [], [], _REAP_INTERVAL_S)
                 if self._wake_r in readable:
                     return
+                self._reap()
+                if self._listener not in readable:
+                    continue
                 try:
                     sock, peer = self._listener.accept()
                 except OSError:
@@ -367,6 +392,16 @@ class TcpServer:
                 connection.thread.start()
         finally:
             self._listener.close()
+
+    def _reap(self) -> None:
+        """Release the blocked command of a client that hung up (the server frees such a client at once;
+        a parked ghost would otherwise be served the next entry). O(clients) every interval."""
+        now = time.monotonic()
+        with self._lock:
+            busy = [c for c in self._connections if c.busy_since and now - c.busy_since >= _REAP_INTERVAL_S]
+        for connection in busy:
+            if connection.peer_gone():
+                connection.stop()
 
     def _forget(self, connection: Connection) -> None:
         with self._lock:

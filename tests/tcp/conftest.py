@@ -1,0 +1,146 @@
+"""Fixtures of the TCP tests: a served fake, raw RESP sockets, redis-cli, subprocesses.
+
+* ``served`` — :func:`fake_streams.tcp.serve` of the ``server`` fixture (profile 7.4, ManualClock) on a
+  free loopback port; closed at teardown.
+* ``raw`` — ``raw(port)`` → a :class:`RawClient` sending commands and returning each reply's exact bytes.
+* ``redis_cli`` — the path of ``redis-cli`` (Debian's redis-tools); skips without it, fails with
+  FAKE_STREAMS_REQUIRE_REAL=1.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from typing import Any, Callable, List
+
+import pytest
+
+from fake_streams.tcp import serve
+from tests.conftest import _missing
+
+#: generous bound on any single wait for another thread / process (never reached when things work)
+WAIT_S = 10.0
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def resp_command(*args: Any) -> bytes:
+    parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
+    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
+
+
+class RawClient:
+    """A plain socket: ``call(*args)`` sends one command and returns the bytes of exactly one reply
+    (hiredis tells where the reply ends; it is never used to interpret the bytes)."""
+
+    def __init__(self, port: int, host: str = "127.0.0.1") -> None:
+        import hiredis
+
+        self._hiredis = hiredis
+        self.sock = socket.create_connection((host, port), timeout=WAIT_S)
+        self._pending = b""
+
+    def send(self, *args: Any) -> None:
+        self.sock.sendall(resp_command(*args))
+
+    def read(self) -> bytes:
+        """The raw bytes of the next reply (a bounded wait: the socket timeout)."""
+        while True:
+            cut = _reply_length(self._hiredis, self._pending)
+            if cut:
+                reply, self._pending = self._pending[:cut], self._pending[cut:]
+                return reply
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError(f"closed by the server after {self._pending!r}")
+            self._pending += chunk
+
+    def call(self, *args: Any) -> bytes:
+        self.send(*args)
+        return self.read()
+
+    def closed_by_peer(self) -> bool:
+        """True once the server has closed the connection (bounded wait)."""
+        try:
+            return self.sock.recv(1) == b""
+        except OSError:
+            return True
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _reply_length(hiredis: Any, data: bytes) -> int:
+    """Length of the first complete reply in ``data`` (0: none yet). O(len²); replies in tests are small."""
+    for end in range(1, len(data) + 1):
+        if data[end - 1:end] != b"\n":
+            continue
+        reader = hiredis.Reader()
+        reader.feed(data[:end])
+        if reader.gets() is not False:
+            return end
+    return 0
+
+
+@pytest.fixture
+def served(server):
+    handle = serve(server)
+    yield handle
+    handle.close()
+
+
+@pytest.fixture
+def raw() -> Callable[..., RawClient]:
+    pytest.importorskip("hiredis")
+    made: List[RawClient] = []
+
+    def make(port: int) -> RawClient:
+        client = RawClient(port)
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        client.close()
+
+
+@pytest.fixture(scope="session")
+def redis_cli() -> str:
+    path = os.environ.get("FAKE_STREAMS_REDIS_CLI") or shutil.which("redis-cli")
+    if not path:
+        _missing("redis-cli not found (Debian: apt-get install redis-tools)")
+    return path
+
+
+def wait_until(predicate: Callable[[], Any], what: str, timeout: float = WAIT_S) -> Any:
+    """Poll ``predicate`` until it is true. # real-time: another thread/process must reach a state first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.005)
+
+
+def blocked_clients(server: Any) -> int:
+    with server.backend.lock:
+        return server.backend.stats()["blocked"]
+
+
+def python_process(code: str, *args: str, **kwargs: Any) -> subprocess.Popen:
+    """``python -c code args…`` with this checkout importable."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, **kwargs)
+
+
+def module_process(*args: str) -> subprocess.Popen:
+    """``python -m fake_streams args…``."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.Popen([sys.executable, "-m", "fake_streams", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)

@@ -1,0 +1,131 @@
+"""Other processes on the served fake: a subprocess worker, a subprocess blocked in XREAD, and the
+``python -m fake_streams serve`` process itself (SIGTERM/SIGINT: clean exit, port freed).
+
+Each subprocess is a fresh interpreter (about a second to start); waits are bounded by WAIT_S.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import threading
+from typing import Any, List
+
+import pytest
+import redis
+
+from .conftest import WAIT_S, blocked_clients, module_process, python_process, wait_until
+
+WORKER = """
+import sys, redis
+r = redis.Redis.from_url(sys.argv[1], decode_responses=True)
+done = 0
+while done < 3:
+    for _, entries in r.xreadgroup("workers", "sub", {"jobs": ">"}, count=10, block=0):
+        for entry_id, fields in entries:
+            r.xack("jobs", "workers", entry_id)
+            print(entry_id, fields["n"], flush=True)
+            done += 1
+"""
+
+BLOCKED_READER = """
+import sys, redis
+r = redis.Redis.from_url(sys.argv[1])
+print(r.xread({"s": "$"}, block=0), flush=True)
+"""
+
+
+def finish(proc: Any) -> tuple:
+    try:
+        out, err = proc.communicate(timeout=WAIT_S * 3)  # real-time: a subprocess runs to its end
+    except BaseException:
+        proc.kill()
+        proc.communicate()
+        raise
+    return proc.returncode, out, err
+
+
+def test_subprocess_worker_consumes_what_the_test_produces(served, make_client):
+    local = make_client()
+    local.xgroup_create("jobs", "workers", id="$", mkstream=True)
+    proc = python_process(WORKER, served.url)
+    for n in range(3):
+        local.xadd("jobs", {"n": n}, id=f"{n + 1}-0")
+    code, out, err = finish(proc)
+    assert code == 0, err
+    assert out.splitlines() == ["1-0 0", "2-0 1", "3-0 2"]
+    assert local.xpending("jobs", "workers")["pending"] == 0
+    assert [(c["name"], c["pending"]) for c in local.xinfo_consumers("jobs", "workers")] == [(b"sub", 0)]
+
+
+def test_subprocess_blocked_in_xread_is_woken_by_an_in_process_xadd(served, make_client):
+    proc = python_process(BLOCKED_READER, served.url)
+    try:
+        wait_until(lambda: blocked_clients(served.server) == 1 or proc.poll() is not None,
+                   "the subprocess to block", timeout=WAIT_S * 3)  # real-time: interpreter start-up
+    except AssertionError:
+        proc.kill()
+        raise
+    make_client().xadd("s", {"k": "v"}, id="1-0")
+    code, out, err = finish(proc)
+    assert code == 0, err
+    assert out.strip() == "[[b's', [(b'1-0', {b'k': b'v'})]]]"
+
+
+def _port_is_free(port: int) -> bool:
+    """Nobody listens, and a server can bind it again (SO_REUSEADDR, as servers do: the closed
+    connections leave TIME_WAIT entries behind, on a real redis-server too)."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=WAIT_S).close()
+        return False
+    except ConnectionRefusedError:
+        pass
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+            s.listen()
+        except OSError:
+            return False
+        return True
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_serve_process_stops_cleanly(sig):
+    proc = module_process("serve", "--port", "0", "--version", "7.0", "--clock", "manual", "--start-ms", "5000")
+    try:
+        url = proc.stdout.readline().strip()  # real-time: the first stdout line is the URL, flushed
+        assert url.startswith("redis://127.0.0.1:") and url.endswith("/0"), url
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        client = redis.Redis.from_url(url)
+        assert client.xadd("s", {"k": "v"}) == b"5000-0"  # the manual clock
+        assert client.info("server")["redis_version"] == "7.0.15"  # --version 7.0
+        results: List[Any] = []
+
+        def blocked() -> None:
+            try:
+                results.append(redis.Redis.from_url(url).xread({"s": "$"}, block=0))
+            except Exception as exc:
+                results.append(exc)
+
+        thread = threading.Thread(target=blocked, daemon=True)
+        thread.start()
+        wait_until(lambda: client.info("clients")["blocked_clients"] == 1, "a blocked client")  # real-time: thread
+        client.close()
+        proc.send_signal(sig)
+        code, out, err = finish(proc)
+        assert code == 0, err
+        thread.join(WAIT_S)  # real-time: the released thread returns
+        assert len(results) == 1 and isinstance(results[0], redis.ConnectionError)
+        assert _port_is_free(port)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def test_serve_reports_a_busy_port(served):
+    proc = module_process("serve", "--port", str(served.port))
+    code, out, err = finish(proc)
+    assert code == 1 and out == ""
+    assert f"cannot listen on 127.0.0.1:{served.port}" in err
