@@ -686,7 +686,10 @@ class TcpClient:
         self._released = False
 
     def feed(self, data: bytes) -> Optional[bytes]:
-        """Run the requests in ``data`` (replies go to the wire); the error text if fakeredis cannot parse them."""
+        """Run the requests in ``data`` (replies go to the wire); the error text if fakeredis cannot parse them.
+
+        ``feed(b"")`` on a wake-up lets the parser go on with requests queued behind a served blocking read.
+        """
         try:
             self.sock.sendall(data)
         except SimpleError as exc:
@@ -698,13 +701,14 @@ class TcpClient:
         return bool(getattr(self.sock, "_killed", False))
 
     def release(self) -> None:
-        """Close the socket (any thread): a command parked in it wakes up and ends; watches and subscriptions go."""
-        with self._lock:
-            if self._released:
-                return
-            self._released = True
-            db = self.sock._db
-            if self.sock._server is not None:
-                self.sock.close()
-            if db is not None:
-                _wake(db)
+        """Close the socket (any thread, not under the server lock, as redis-py does): a command parked in it
+        ends; watches and subscriptions go. Idempotent."""
+        if self._released:
+            return
+        self._released = True
+        db = self.sock._db
+        if self.sock._server is not None:
+            self.sock.close()
+        if db is not None:
+            with self._lock:
+                _wake(db)  # a thread parked in the socket's own session re-checks and sees it closed
