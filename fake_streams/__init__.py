@@ -18,24 +18,33 @@ Without ``bind``, connections to the same ``host:port`` share one server::
 
     r = redis.Redis.from_url("redis://cache:6379/0", connection_class=FakeStreamsConnection)
 
-The pytest fixture ``fake_redis_streams`` (package ``pytest_plugin``) gives each test a fresh server.
+The pytest fixture ``fake_redis_streams`` (package ``pytest_plugin``) gives each test a fresh server;
+outside pytest, ``with patch_redis() as network:`` routes every redis-py client to fake servers.
 """
 
 from .clock import ManualClock, SystemClock
 from .connection import FakeStreamsAsyncConnection, FakeStreamsConnection
 from .errors import ReplyError
+from .faults import Faults
 from .ids import StreamID
+from .inspect import GroupView, StreamView
+from .patching import FakeNetwork, patch_redis
 from .profiles import PROFILES, Profile
 from .server import FakeStreamsServer
 
 __all__ = [
     "PROFILES",
+    "FakeNetwork",
     "FakeStreamsAsyncConnection",
     "FakeStreamsConnection",
     "FakeStreamsServer",
+    "Faults",
+    "GroupView",
     "ManualClock",
     "Profile",
     "ReplyError",
     "StreamID",
+    "StreamView",
     "SystemClock",
+    "patch_redis",
 ]
