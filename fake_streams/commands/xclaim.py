@@ -23,7 +23,7 @@ from ..groups import Consumer, ConsumerGroup
 from ..ids import MIN_ID, StreamID, parse_i64, parse_range_start, parse_strict_id
 from ..reply import entry
 from ..stream import Stream
-from .base import Context, spec
+from .base import Context, cstr, spec
 
 #: ``LONG_MAX / max(sizeof(streamID), attempts_factor)``: the largest COUNT XAUTOCLAIM accepts.
 XAUTOCLAIM_MAX_COUNT = ((1 << 63) - 1) // 16
@@ -92,7 +92,7 @@ def parse_xclaim(args: List[bytes], now_ms: int) -> Tuple[int, List[StreamID], _
     opts = _ClaimOptions()
     while j < len(args):
         more = len(args) - 1 - j
-        opt = args[j].upper()
+        opt = cstr(args[j]).upper()  # strcasecmp: text after a NUL is ignored
         if opt == b"FORCE":
             opts.force = True
         elif opt == b"JUSTID":
@@ -186,7 +186,7 @@ def parse_xautoclaim(args: List[bytes]) -> Tuple[int, StreamID, int, bool]:
     j = 2
     while j < len(args):
         more = len(args) - 1 - j
-        opt = args[j].upper()
+        opt = cstr(args[j]).upper()  # strcasecmp: text after a NUL is ignored
         if opt == b"COUNT" and more:
             value = parse_i64(args[j + 1])
             if value is None or not 1 <= value <= XAUTOCLAIM_MAX_COUNT:

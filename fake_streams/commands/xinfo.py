@@ -21,7 +21,7 @@ from ..groups import INVALID_ENTRIES_READ, NEVER_ACTIVE, ConsumerGroup, group_la
 from ..ids import MAX_ID, MIN_ID, parse_i64
 from ..reply import entries, entry, help_reply, map_reply
 from ..stream import Stream
-from .base import Context, spec
+from .base import Context, cstr, spec
 
 #: ``XINFO STREAM key FULL`` without COUNT (or with a negative COUNT) reports this many items per list.
 FULL_DEFAULT_COUNT = 10
@@ -91,11 +91,11 @@ def parse_xinfo_stream_options(ctx: Context, opts: List[bytes]) -> Optional[int]
     """
     if not opts:
         return None
-    if len(opts) not in (1, 3) or opts[0].upper() != b"FULL":
+    if len(opts) not in (1, 3) or cstr(opts[0]).upper() != b"FULL":  # strcasecmp
         raise ReplyError("SUBCOMMAND_SYNTAX", subcommand=_typed_subcommand(ctx), container="XINFO")
     if len(opts) == 1:
         return FULL_DEFAULT_COUNT
-    if opts[1].upper() != b"COUNT":
+    if cstr(opts[1]).upper() != b"COUNT":
         raise ReplyError("SUBCOMMAND_SYNTAX", subcommand=_typed_subcommand(ctx), container="XINFO")
     count = parse_i64(opts[2])
     if count is None:
