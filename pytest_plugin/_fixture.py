@@ -27,6 +27,7 @@ class FakeRedisStreams:
     * ``.clock`` — the clock of every server (``.advance(ms)`` / ``.set(ms)`` when manual).
     * ``.stream(key)``, ``.group(key, name)``, ``.streams()``, ``.assert_all_acked(...)`` — frozen views.
     * ``.faults`` — :class:`~fake_streams.faults.Faults` of ``.server`` (``fail_next``, ``drop``, ``outage``).
+    * ``.connection_class`` / ``.async_connection_class`` — to inject where code takes a connection class.
     """
 
     real = False
@@ -78,6 +79,17 @@ class FakeRedisStreams:
         )
         self._async_clients.append(client)
         return client
+
+    @property
+    def connection_class(self) -> type:
+        """The sync connection class to inject (``ConnectionPool(connection_class=...)``, Django's
+        ``CONNECTION_POOL_KWARGS``): its connections reach the server of the address they are given."""
+        return self.network.sync_class
+
+    @property
+    def async_connection_class(self) -> type:
+        """The asyncio twin of :attr:`connection_class`."""
+        return self.network.async_class
 
     def server_for(self, url: str) -> FakeStreamsServer:
         """The fake server a client of ``url`` reaches (``redis://host:port``, ``rediss://``, ``unix://``)."""

@@ -4,6 +4,7 @@ The fixture flushes the server (FLUSHALL) before each test, ``.client`` / ``.asy
 to it and, with ``patch=True``, every client the code under test builds is redirected to it
 (whatever host, port, TLS or Unix socket it asked for; ``db`` is kept). What only the fake can do —
 the clock, inspection views, fault injection, fake servers — skips the test with the reason.
+Only ``redis://`` URLs are supported for the real server.
 """
 
 from __future__ import annotations
@@ -80,11 +81,12 @@ class RealRedisStreams:
             f"valkey {info['valkey_version']}" if "valkey_version" in info else f"redis {info['redis_version']}"
         )
         self._patch: Optional[PoolPatch] = None
-        if options.patch and "path" not in kwargs:
-            host, port = kwargs.get("host", "localhost"), int(kwargs.get("port", 6379))
-            sync = _redirected(_sconn.Connection, host, port)
-            async_ = _redirected(_aconn.Connection, host, port)
-            self._patch = PoolPatch(sync, async_, options.passthrough_hosts)
+        host, port = kwargs.get("host", "localhost"), int(kwargs.get("port", 6379))
+        #: injectable classes that reach the real server whatever address they are given
+        self.connection_class = _redirected(_sconn.Connection, host, port)
+        self.async_connection_class = _redirected(_aconn.Connection, host, port)
+        if options.patch:
+            self._patch = PoolPatch(self.connection_class, self.async_connection_class, options.passthrough_hosts)
             self._patch.install()
 
     def __repr__(self) -> str:

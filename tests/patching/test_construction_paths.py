@@ -147,3 +147,21 @@ def test_module_level_clients_work_again_in_the_next_test(fake_redis_streams: An
     _landed(fake_redis_streams, "redis://early:6379")
     assert app.publish("h1", 7000, sku="B")
     assert fake_redis_streams.stream("events", url=H).length == 1
+
+
+@pytest.mark.fake_redis_streams(patch=False)
+def test_injected_connection_class_without_patching(fake_redis_streams: Any) -> None:
+    """Code that takes a connection class (Django OPTIONS, ConnectionPool kwargs) needs no patching."""
+    pool = redis.ConnectionPool.from_url("redis://h1:7000", connection_class=fake_redis_streams.connection_class)
+    redis.Redis(connection_pool=pool).xadd("orders", {"sku": "A"}, id="1-1")
+    _landed(fake_redis_streams, H)
+    assert redis.Redis(host="h1").connection_pool.connection_class is redis.Connection  # not patched
+
+
+@pytest.mark.asyncio
+@pytest.mark.fake_redis_streams(patch=False)
+async def test_injected_async_connection_class(fake_redis_streams: Any) -> None:
+    client = aredis.Redis.from_url("redis://h1:7000", connection_class=fake_redis_streams.async_connection_class)
+    await client.xadd("orders", {"sku": "A"}, id="1-1")
+    await (client.aclose() if hasattr(client, "aclose") else client.close())
+    _landed(fake_redis_streams, H)

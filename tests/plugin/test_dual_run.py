@@ -58,6 +58,10 @@ def test_plugin_against_a_real_server(pytester, real_url, real_redis):
         @pytest.mark.fake_redis_streams(patch=False)
         def test_patch_off(fake_redis_streams):
             assert redis.Redis(host="prod-redis").connection_pool.connection_class is redis.Connection
+            injected = redis.Redis.from_url("redis://prod-redis", connection_class=fake_redis_streams.connection_class)
+            injected.set("k", "v")
+            assert fake_redis_streams.client.get("k") == b"v"
+            injected.close()
 
         @pytest.mark.asyncio
         async def test_async(fake_redis_streams):
