@@ -124,8 +124,9 @@ def test_serve_process_stops_cleanly(sig):
             proc.communicate()
 
 
-def test_serve_reports_a_busy_port(served):
-    proc = module_process("serve", "--port", str(served.port))
-    code, out, err = finish(proc)
-    assert code == 1 and out == ""
-    assert f"cannot listen on 127.0.0.1:{served.port}" in err
+def test_serve_reports_a_busy_port(served, capsys):
+    from fake_streams.__main__ import main
+
+    assert main(["serve", "--port", str(served.port)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and f"cannot listen on 127.0.0.1:{served.port}" in err

@@ -111,6 +111,15 @@ def test_reply_before_a_blocking_command_is_written_at_once(served, raw, make_cl
     assert c.read() == b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n"
 
 
+def test_requests_queued_behind_a_blocking_read_run_after_it(served, raw, make_client):
+    c = raw(served.port)
+    c.sock.sendall(resp_command("XREAD", "BLOCK", "0", "STREAMS", "s", "$") + resp_command("XLEN", "s"))
+    wait_until(lambda: blocked_clients(served.server) == 1, "the XREAD to block")  # real-time: server thread
+    make_client().xadd("s", {"b": "2"}, id="2-0")
+    assert c.read().startswith(b"*1\r\n*2\r\n$1\r\ns\r\n")
+    assert c.read() == b":1\r\n"
+
+
 def test_pubsub_push_under_resp3(served, raw, make_client):
     c = raw(served.port)
     c.call("HELLO", "3")
