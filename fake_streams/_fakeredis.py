@@ -15,6 +15,12 @@ Stream values are :class:`StreamValue` objects stored in fakeredis's keyspace; b
 ``BaseModel`` with ``_model_type = b"stream"`` makes TYPE, EXISTS, DEL, RENAME, EXPIRE/TTL, COPY,
 ``SCAN … TYPE stream``, FLUSHALL and WRONGTYPE (for non-stream commands) work unchanged.
 
+Blocking reads: the databases report every write of a key that has blocked clients to the server's
+:class:`~fake_streams.blocking.BlockingRegistry` (``touched``), including writes fakeredis makes on its
+own (DEL, SET, RENAME, FLUSHALL, SWAPDB, MOVE, expiry); ``CLIENT UNBLOCK`` reaches the registry first;
+the socket's ``close`` tells its session (:mod:`fake_streams.sessions`). ``FakeStreamsServer.faults``
+is consulted before every command (:meth:`StreamsSocketMixin._process_command`).
+
 Version shims (fakeredis 2.39 moved ``_server``/``_basefakesocket``/``_connection`` into
 ``_core``/``_socket``/``_clients``): every private import below has a fallback.
 """
@@ -125,6 +131,82 @@ def _wake(db: Any) -> None:
         callback()
 
 
+def _hooked_class(base: type) -> type:
+    """A subclass of fakeredis's ``Database`` class ``base`` that reports writes to the blocking registry.
+
+    ``notify_watch`` (every write, incl. FLUSHALL), ``__setitem__`` (MOVE / COPY write the target
+    directly), ``swap`` (SWAPDB) and the two lazy-expiry paths (``__getitem__``, ``_remove_expired``)
+    call ``registry.touched(db, key, value_before)``. O(1) per write; the expiry sweep adds O(w) for w
+    keys with blocked clients in this database. (A direct subclass, so instances can switch class.)
+    """
+
+    class StreamsDatabase(base):  # type: ignore[valid-type, misc]
+        _sf_registry: Any = None
+
+        def notify_watch(self, key: bytes) -> None:
+            registry = self._sf_registry
+            if registry is not None:
+                registry.touched(self, key, _raw_value(self, key))
+            super().notify_watch(key)
+
+        def __setitem__(self, key: bytes, value: Any) -> None:
+            registry = self._sf_registry
+            if registry is not None:
+                registry.touched(self, key, _raw_value(self, key))
+            super().__setitem__(key, value)
+
+        def swap(self, other: Any) -> None:
+            registry = self._sf_registry
+            if registry is not None:
+                for db in (self, other):
+                    for key in registry.watched_keys(db):
+                        registry.touched(db, key, _raw_value(db, key))
+            super().swap(other)
+
+        def __getitem__(self, key: bytes) -> Any:
+            registry = self._sf_registry
+            if registry is None:
+                return super().__getitem__(key)
+            item = self._dict.get(key)
+            try:
+                return super().__getitem__(key)
+            except KeyError:
+                if item is not None and key not in self._dict:  # expired just now
+                    registry.touched(self, key, item.value)
+                raise
+
+        def _remove_expired(self) -> None:
+            registry = self._sf_registry
+            raw = self._dict
+            watched = registry.watched_keys(self) if registry is not None else ()
+            before = [(key, raw[key]) for key in watched if key in raw]
+            super()._remove_expired()
+            for key, item in before:
+                if key not in raw:
+                    registry.touched(self, key, item.value)
+
+    return StreamsDatabase
+
+
+def _raw_value(db: Any, key: bytes) -> Any:
+    item = db._dict.get(key)
+    return None if item is None else item.value
+
+
+_HOOKED_CLASSES: Dict[type, type] = {}
+
+
+def _hook(db: Any, registry: Any) -> Any:
+    base = type(db)
+    if base not in _HOOKED_CLASSES.values():
+        cls = _HOOKED_CLASSES.get(base)
+        if cls is None:
+            cls = _HOOKED_CLASSES[base] = _hooked_class(base)
+        db.__class__ = cls
+    db._sf_registry = registry
+    return db
+
+
 class Keyspace:
     """One fakeredis database as handlers' contexts see it. All methods need the backend lock."""
 
@@ -132,6 +214,28 @@ class Keyspace:
 
     def __init__(self, db: Any) -> None:
         self._db = db
+
+    @property
+    def ident(self) -> Any:
+        """Identity of the database (the blocking registry's key; SWAPDB keeps it with the db number)."""
+        return self._db
+
+    def peek(self, key: bytes) -> Any:
+        """The value at ``key`` without side effects; ``None`` if missing or expired. O(1)."""
+        item = self._db._dict.get(key)
+        if item is None or (item.expireat is not None and item.expireat < self._db.time):
+            return None
+        return item.value
+
+    def expireat(self, key: bytes) -> Optional[float]:
+        """The key's expiry time (wall-clock seconds, fakeredis's clock) or ``None``."""
+        item = self._db._dict.get(key)
+        return None if item is None else item.expireat
+
+    def purge_expired(self, key: bytes) -> None:
+        """Drop ``key`` if its TTL has passed now (reported to the registry as a deletion)."""
+        self._db.time = time.time()
+        self._db.get(key)
 
     def get(self, key: bytes) -> Any:
         """The value at ``key`` (expired keys are dropped first), or ``None``. O(1)."""
@@ -174,6 +278,14 @@ class Backend:
         config.setdefault(b"stream-node-max-entries", str(Stream.stream_node_max_entries).encode())
         config.setdefault(b"stream-node-max-bytes", str(Stream.stream_node_max_bytes).encode())
         self._config = _SharedConfig(config)
+
+    def install_hooks(self, registry: Any) -> None:
+        """Every database (now and created later, e.g. by SELECT) reports key writes to ``registry``."""
+        dbs = self.fake.dbs
+        factory = dbs.default_factory
+        dbs.default_factory = lambda: _hook(factory(), registry)
+        for db in list(dbs.values()):
+            _hook(db, registry)
 
     def new_stream(self) -> StreamValue:
         """An empty stream value bound to this server's CONFIG."""
@@ -233,6 +345,87 @@ def to_wire(reply: Any) -> Any:
 
 def error(exc: ReplyError, profile: Any) -> SimpleError:
     return SimpleError(exc.render(profile.errors))
+
+
+# -------------------------------------------------------------------------- socket access (sessions)
+CONNECTION_ERROR_MSG = msgs.CONNECTION_ERROR_MSG
+
+
+def client_id(sock: Any) -> int:
+    """``CLIENT ID`` of a fakeredis socket."""
+    info = getattr(sock, "_client_info", None) or {}
+    return int(info.get("id", 0) or 0)
+
+
+def protocol_of(sock: Any, from_script: bool) -> int:
+    resp = getattr(sock, "_resp_version", None)  # fakeredis >= 2.39 follows the script's RESP mode
+    if resp is not None:
+        return int(resp)
+    return 2 if from_script else int(sock._client_info.protocol_version)
+
+
+def no_response() -> NoResponse:
+    """The value a command returns when it sends no reply now (a parked blocking read)."""
+    return NoResponse()
+
+
+def reply_item(sock: Any, reply: Any, profile: Any) -> Any:
+    """What goes on ``sock``'s reply queue for ``reply`` (an engine value, a ReplyError, an exception)."""
+    from .blocking import BlockSafetyError
+
+    if isinstance(reply, BlockSafetyError):  # an error reply (TCP clients get the line), raised as its class
+        decoded = sock._decode_result(SimpleError("ERR " + str(reply)))
+        return BlockSafetyError(*decoded.args) if type(decoded) is redis.exceptions.ResponseError else decoded
+    if isinstance(reply, BaseException) and not isinstance(reply, ReplyError):
+        return reply
+    value = error(reply, profile) if isinstance(reply, ReplyError) else to_wire(reply)
+    return sock._decode_result(value)
+
+
+def kill(sock: Any) -> None:
+    """Hang up on a client, as CLIENT KILL does (lock held): its next command fails with ConnectionError."""
+    killer = getattr(sock, "kill", None)
+    if killer is not None and getattr(sock, "_server", None) is not None:
+        killer()
+    else:  # fakeredis < 2.35 has no CLIENT KILL
+        sock._killed = True
+
+
+def socket_loop(sock: Any) -> Any:
+    """The event loop an asyncio fakeredis socket belongs to."""
+    loop = getattr(sock, "_event_loop", None)
+    return loop if loop is not None else asyncio.get_running_loop()
+
+
+def queue_async(sock: Any, queue: Any, item: Any) -> None:
+    """On the socket's loop: queue ``item`` for the reader of an asyncio socket and wake ``can_read``."""
+    queue.put_nowait(item)
+    event = getattr(sock, "_response_available", None)
+    if event is not None:
+        event.set()
+
+
+def publish_keyspace_event(sock: Any, event: str, key: bytes) -> None:
+    """Keyspace notification of class ``t`` (stream), as ``notify-keyspace-events`` asks (default: none)."""
+    fake = sock._server
+    flags = getattr(fake, "config", {}).get(b"notify-keyspace-events", b"")
+    if not flags or (b"t" not in flags and b"A" not in flags):
+        return
+    if not fake.subscribers and not fake.psubscribers:
+        return
+    db, name = sock._db_num, event.encode()
+    messages = []
+    if b"K" in flags:
+        messages.append((b"__keyspace@%d__:%s" % (db, key), name))
+    if b"E" in flags:
+        messages.append((b"__keyevent@%d__:%s" % (db, name), key))
+    for channel, message in messages:
+        for sub in list(fake.subscribers.get(channel, ())):
+            sub.put_response([b"message", channel, message])
+        for pattern, socks in list(fake.psubscribers.items()):
+            if compile_pattern(pattern).match(channel):
+                for sub in list(socks):
+                    sub.put_response([b"pmessage", pattern, channel, message])
 
 
 # ------------------------------------------------------------------------------------------ routing
@@ -306,8 +499,53 @@ class StreamsSocketMixin:
     _sf_script_argv: Any = None
 
     def _process_command(self, fields: Any) -> None:
+        session = self._sf_session
+        if session is not None and fields:
+            faults = session.server.faults
+            if faults is not None and self._sf_fault(faults, session, fields):
+                return
         self._sf_fields = fields  # argv as typed (fakeredis lower-cases names): error texts quote it
         super()._process_command(fields)  # type: ignore[misc]
+
+    def _sf_fault(self, faults: Any, session: Any, fields: Any) -> bool:
+        """``faults.on_command`` (outside the lock): True if it answered an error instead of the command.
+
+        A ``redis.exceptions.ConnectionError`` it raises propagates (the socket is marked killed, so
+        redis-py drops the connection and a retry reconnects).
+        """
+        try:
+            line = faults.on_command(session.client_id, [bytes(f) for f in fields])
+        except redis.exceptions.ConnectionError:
+            self._killed = True
+            session.alive = False
+            raise
+        if line is None:
+            return False
+        if getattr(self, "_queueing", False) and getattr(self, "_transaction", None) is not None:
+            self._transaction_failed = True  # like a command refused at queue time: EXEC aborts
+        self.put_response(self._decode_result(SimpleError(line)))  # type: ignore[attr-defined]
+        return True
+
+    def sendall(self, data: Any) -> None:
+        session = self._sf_session
+        if session is not None:
+            session.resume_if_pending()
+        super().sendall(data)  # type: ignore[misc]
+
+    def close(self) -> None:
+        """Closed by its connection (any thread, maybe from GC): tell the session; idempotent."""
+        session = self._sf_session
+        if session is not None:
+            session.on_close()
+        if getattr(self, "_server", None) is None:
+            return
+        super().close()  # type: ignore[misc]
+
+    def shutdown(self, how: Any) -> None:
+        try:
+            super().shutdown(how)  # type: ignore[misc]
+        except ValueError:  # "generator already executing": another thread runs a command on it
+            pass
 
     def _lua_redis_call(self, lua_runtime: Any, expected_globals: Any, op: Any, *args: Any) -> Any:
         # the name (and subcommand) of this redis.call as the script typed them, for _name_to_func
@@ -329,6 +567,9 @@ class StreamsSocketMixin:
             return self._sf_hello, super()._name_to_func(cmd_name)[1]  # type: ignore[misc]
         if cmd_name == "info":
             return self._sf_info, _INFO_SIGNATURE
+        if cmd_name == "client unblock":
+            func, sig = super()._name_to_func(cmd_name)  # type: ignore[misc]
+            return functools.partial(self._sf_client_unblock, func), sig
         if cmd_name == "copy" and _COPY_SHARES_VALUE:
             func, sig = super()._name_to_func(cmd_name)  # type: ignore[misc]
             return functools.partial(_copy_stream_first, func), sig
@@ -397,6 +638,14 @@ class StreamsSocketMixin:
     def _sf_info(self, *sections: bytes) -> bytes:
         return self._sf_session.server.info(sections)
 
+    def _sf_client_unblock(self, func: Any, client_id: int, *args: bytes) -> Any:
+        """``CLIENT UNBLOCK``: a stream read parked in the engine first, else fakeredis's own (BLPOP …)."""
+        reason = bytes(args[0]).lower() if len(args) == 1 else (b"timeout" if not args else b"")
+        if reason in (b"timeout", b"error"):
+            if self._sf_session.server.blocking.unblock(int(client_id), reason == b"error"):
+                return 1
+        return func(client_id, *args)
+
 
 def _copy_stream_first(func: Callable[..., Any], key: Any, newkey: Any, *args: Any) -> Any:
     """COPY on fakeredis < 2.35 stores the source value itself: give it a deep copy of a stream instead."""
@@ -429,189 +678,11 @@ def attach(sock: Any, server: Any) -> Any:
     if cls is None:
         cls = _SOCKET_CLASSES[base] = type("Streams" + base.__name__, (StreamsSocketMixin, base), {})
     sock.__class__ = cls
+    from .sessions import AsyncSession, SyncSession
+
     session_cls = AsyncSession if isinstance(sock, AsyncFakeSocket) else SyncSession
     sock._sf_session = session_cls(sock, server)
     return sock
-
-
-# ----------------------------------------------------------------------------------------- sessions
-class Session:
-    """One connection as :meth:`FakeStreamsServer.execute` sees it (the ``Session`` protocol of server.py)."""
-
-    __slots__ = ("_sock", "server", "depth", "from_script", "unit")
-
-    def __init__(self, sock: Any, server: Any) -> None:
-        self._sock = sock
-        self.server = server
-        self.depth = 0  # nesting of fakeredis _run_command: 0 = between commands
-        self.from_script = False
-        self.unit: Any = None  # the current execution unit (server.ExecUnit)
-
-    @property
-    def keyspace(self) -> Keyspace:
-        return Keyspace(self._sock._db)
-
-    @property
-    def protocol(self) -> int:
-        sock = self._sock
-        resp = getattr(sock, "_resp_version", None)  # fakeredis >= 2.39 follows the script's RESP mode
-        if resp is not None:
-            return int(resp)
-        return 2 if self.from_script else int(sock._client_info.protocol_version)
-
-    @property
-    def in_multi(self) -> bool:
-        return bool(getattr(self._sock, "_in_transaction", False))
-
-    def run_unit(self, run: Callable[[], Any], from_script: bool) -> Any:
-        """Run one fakeredis command; the outermost one (a command, an EXEC, a script) is an execution unit."""
-        outer = self.depth == 0
-        saved = self.from_script
-        self.depth += 1
-        self.from_script = from_script
-        if outer:
-            self.unit = self.server.new_unit()
-        try:
-            return run()
-        finally:
-            self.depth -= 1
-            self.from_script = saved
-            if outer:
-                unit, self.unit = self.unit, None
-                self.server.finish_unit(unit)
-
-    def call(self, spec: CommandSpec, args: list, argv: list) -> Any:
-        """Run an engine command; errors become fakeredis SimpleErrors, replies fakeredis values."""
-        try:
-            reply = self.server.execute(self, spec, args, argv)
-        except ReplyError as exc:
-            raise error(exc, self.server.profile) from None
-        return to_wire(reply)
-
-    def notify(self, event: str, key: bytes) -> None:
-        """Keyspace notification of class ``t`` (stream), as ``notify-keyspace-events`` asks (default: none)."""
-        fake = self._sock._server
-        flags = getattr(fake, "config", {}).get(b"notify-keyspace-events", b"")
-        if not flags or (b"t" not in flags and b"A" not in flags):
-            return
-        if not fake.subscribers and not fake.psubscribers:
-            return
-        db, name = self._sock._db_num, event.encode()
-        messages = []
-        if b"K" in flags:
-            messages.append((b"__keyspace@%d__:%s" % (db, key), name))
-        if b"E" in flags:
-            messages.append((b"__keyevent@%d__:%s" % (db, name), key))
-        for channel, message in messages:
-            for sock in list(fake.subscribers.get(channel, ())):
-                sock.put_response([b"message", channel, message])
-            for pattern, socks in list(fake.psubscribers.items()):
-                if compile_pattern(pattern).match(channel):
-                    for sock in list(socks):
-                        sock.put_response([b"pmessage", pattern, channel, message])
-
-    def _closed(self) -> bool:
-        fake = self._sock._server
-        return fake is None or not fake.connected or self.server.closed
-
-    def _unblocked(self) -> bool:
-        """CLIENT UNBLOCK (fakeredis records it on the socket): True for TIMEOUT; raises for ERROR."""
-        reason = getattr(self._sock, "_unblock_reason", None)
-        if reason is None:
-            return False
-        self._sock._unblock_reason = None
-        if reason == b"error":
-            raise ReplyError("UNBLOCKED_BY_CLIENT")
-        return True
-
-
-class SyncSession(Session):
-    __slots__ = ()
-
-    def park(self, attempt: Callable[[], Tuple[bool, Any]], deadline_ms: Optional[int], clock: Any) -> Any:
-        """Wait in the calling thread (holding the lock, as fakeredis's command does) until ``attempt``
-        reports done; re-run on every keyspace change (and every manual-clock move)."""
-        sock = self._sock
-        db, fake = sock._db, sock._server
-        sock._blocked = True
-        try:
-            while True:
-                timeout = None
-                if deadline_ms is not None and not clock.manual:
-                    timeout = max(0.0, (deadline_ms - clock.now_ms()) / 1000.0)
-                db.condition.wait(timeout)
-                if self._closed():
-                    raise redis.exceptions.ConnectionError("Connection closed by server.")
-                if self._unblocked():
-                    return None
-                refresh_time(fake)
-                done, reply = attempt()
-                if done:
-                    return reply
-        finally:
-            sock._blocked = False
-            sock._unblock_reason = None
-
-
-class AsyncSession(Session):
-    __slots__ = ()
-
-    def park(self, attempt: Callable[[], Tuple[bool, Any]], deadline_ms: Optional[int], clock: Any) -> Any:
-        """Never block the event loop: pause the socket, finish in a task, reply later (fakeredis's way)."""
-        sock = self._sock
-        loop = asyncio.get_running_loop()
-        event = asyncio.Event()
-
-        def wake() -> None:  # any thread, lock held
-            try:
-                loop.call_soon_threadsafe(event.set)
-            except RuntimeError:  # loop closed
-                pass
-
-        sock._db.add_change_callback(wake)
-        sock._blocked = True
-        sock.pause()
-        loop.create_task(self._wait(attempt, deadline_ms, clock, event, wake, sock._db, sock._server))
-        return NoResponse()
-
-    async def _wait(self, attempt: Any, deadline_ms: Any, clock: Any, event: Any, wake: Any, db: Any, fake: Any) -> None:
-        sock, result, deliver = self._sock, None, True
-        try:
-            while True:
-                timeout = None
-                if deadline_ms is not None and not clock.manual:
-                    timeout = max(0.0, (deadline_ms - clock.now_ms()) / 1000.0)
-                try:
-                    await asyncio.wait_for(event.wait(), timeout)
-                except asyncio.TimeoutError:
-                    pass
-                event.clear()
-                if self._closed():
-                    deliver = False
-                    return
-                with fake.lock:
-                    refresh_time(fake)
-                    try:
-                        done, reply = (True, None) if self._unblocked() else attempt()
-                    except ReplyError as exc:
-                        done, reply = True, error(exc, self.server.profile)
-                if done:
-                    result = to_wire(reply)
-                    return
-        except BaseException:
-            deliver = False
-            raise
-        finally:
-            with fake.lock:
-                db.remove_change_callback(wake)
-            sock._blocked = False
-            sock._unblock_reason = None
-            if deliver:
-                sock.put_response(sock._decode_result(result))
-            try:
-                sock.resume()
-            except Exception:  # the socket was closed meanwhile
-                pass
 
 
 __all__ = ["AsyncConnectionBase", "Backend", "Keyspace", "Router", "StreamValue", "SyncConnectionBase", "attach"]

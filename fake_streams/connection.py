@@ -10,14 +10,35 @@ Connections to the same ``host:port`` (or Unix ``path``) share one server
 (:meth:`FakeStreamsServer.for_address`), unless ``server=`` names one or the class was made with
 :meth:`FakeStreamsConnection.bind`. ``version=`` picks the profile of a server created that way.
 Keyword arguments real sockets need (``ssl_*``, ``socket_keepalive*``, ``socket_type``) are dropped.
+
+Reading a reply works like reading a real socket: ``socket_timeout`` (or a per-call ``timeout``)
+bounds the wait for the reply of a blocked XREAD/XREADGROUP (``TimeoutError``, the connection is
+dropped, redis-py's ``Retry`` re-sends as it would to a server); closing the connection from another
+thread or task ends the wait (sync: ``ConnectionError`` with the hiredis parser, ``ValueError('I/O
+operation on closed file.')`` with the pure-Python one, as redis-py does on a real socket; asyncio:
+``ConnectionError``); a cancelled read drops the connection, as redis-py does.
 """
 
 from __future__ import annotations
 
+import asyncio
+import math
+import queue
 from typing import Any, Dict, Optional
+
+import redis.exceptions
 
 from . import _fakeredis
 from .server import FakeStreamsServer
+from .sessions import CLOSED_BY_CLIENT
+
+try:
+    from redis.utils import SENTINEL as _SENTINEL  # redis-py >= 8: read_response(timeout=SENTINEL)
+except ImportError:  # pragma: no cover - older redis-py
+    _SENTINEL = object()
+_MISSING = object()
+#: what redis-py's parsers raise when the server hangs up
+_SERVER_CLOSED = "Connection closed by server."
 
 #: kwargs redis-py builds for SSL / keepalive / socket families that an in-memory socket has no use for
 _DROP_PREFIXES = ("ssl_", "socket_keepalive", "socket_type")
@@ -75,6 +96,13 @@ class _Common:
         return response
 
 
+def _item_error(item: Any) -> Optional[BaseException]:
+    """An exception queued instead of a reply that must end the connection (not an error reply)."""
+    if isinstance(item, BaseException) and not isinstance(item, redis.exceptions.ResponseError):
+        return item
+    return None
+
+
 class FakeStreamsConnection(_Common, _fakeredis.SyncConnectionBase):
     """A ``redis.Connection`` served in memory by a :class:`FakeStreamsServer`."""
 
@@ -85,6 +113,49 @@ class FakeStreamsConnection(_Common, _fakeredis.SyncConnectionBase):
 
     def _connect(self) -> Any:
         return _fakeredis.attach(super()._connect(), self.streams_server)
+
+    def read_response(self, disable_decoding: bool = False, **kwargs: Any) -> Any:
+        """The next reply, waiting at most ``socket_timeout`` (``timeout=`` overrides it; None = forever)."""
+        sock = self._sock
+        session = getattr(sock, "_sf_session", None)
+        if session is None:
+            return super().read_response(disable_decoding=disable_decoding, **kwargs)
+        timeout = kwargs.get("timeout", _MISSING)
+        if timeout is _MISSING or timeout is _SENTINEL:
+            timeout = self.socket_timeout
+        try:
+            response = self._sf_next(sock, session, timeout)
+        except BaseException:
+            if kwargs.get("disconnect_on_error", True):
+                self.disconnect()
+            raise
+        if isinstance(response, BaseException):  # an error reply
+            raise response
+        return response if disable_decoding else self._decode(response)
+
+    def _sf_next(self, sock: Any, session: Any, timeout: Optional[float]) -> Any:
+        session.resume_if_pending()  # commands pipelined behind a served blocking read
+        responses = sock.responses
+        if responses is None:
+            raise redis.exceptions.ConnectionError(_fakeredis.CONNECTION_ERROR_MSG)
+        if not self.streams_server.backend.fake.connected:
+            try:
+                item = responses.get_nowait()
+            except queue.Empty:
+                raise redis.exceptions.ConnectionError(_fakeredis.CONNECTION_ERROR_MSG) from None
+        else:
+            try:
+                item = responses.get() if timeout is None else responses.get(timeout=max(0.0, timeout))
+            except queue.Empty:
+                raise redis.exceptions.TimeoutError("Timeout reading from socket") from None
+        if item is CLOSED_BY_CLIENT:  # closed from another thread while this one waited
+            if "hiredis" in type(self._parser).__name__.lower():
+                raise redis.exceptions.ConnectionError(_SERVER_CLOSED)
+            raise ValueError("I/O operation on closed file.")
+        error = _item_error(item)
+        if error is not None:
+            raise error
+        return item
 
     def activate_maint_notifications_handling_if_enabled(self, *args: Any, **kwargs: Any) -> None:
         return None
@@ -101,6 +172,60 @@ class FakeStreamsAsyncConnection(_Common, _fakeredis.AsyncConnectionBase):
     async def _connect(self) -> None:
         await super()._connect()
         _fakeredis.attach(self._sock, self.streams_server)
+
+    async def disconnect(self, nowait: bool = False, **kwargs: Any) -> None:
+        sock = self._sock
+        if sock is not None:  # fakeredis only forgets it: close it, so a parked read is unregistered
+            sock.close()
+        await super().disconnect(nowait=nowait, **kwargs)
+
+    async def read_response(self, disable_decoding: bool = False, timeout: Optional[float] = None, *,
+                            disconnect_on_error: bool = True, **kwargs: Any) -> Any:
+        """The next reply, as redis.asyncio reads a socket: ``timeout=None`` → ``socket_timeout``
+        (``TimeoutError``, connection dropped); a number → ``None`` on expiry; ``math.inf`` → no limit.
+        Any other exception (cancellation included) drops the connection."""
+        sock = self._sock
+        session = getattr(sock, "_sf_session", None)
+        if session is None:
+            return await super().read_response(disable_decoding=disable_decoding, timeout=timeout,
+                                               disconnect_on_error=disconnect_on_error, **kwargs)
+        limit = None if timeout == math.inf else (timeout if timeout is not None else self.socket_timeout)
+        try:
+            if limit is None:
+                response = await self._sf_next(sock)
+            else:
+                response = await asyncio.wait_for(self._sf_next(sock), limit)
+        except asyncio.TimeoutError:
+            if timeout is not None:
+                return None
+            if disconnect_on_error:
+                await self.disconnect(nowait=True)
+            raise redis.exceptions.TimeoutError(f"Timeout reading from {self._sf_host()}") from None
+        except BaseException:
+            if disconnect_on_error:
+                await self.disconnect(nowait=True)
+            raise
+        if isinstance(response, BaseException):  # an error reply
+            raise response
+        return response if disable_decoding else self._decode(response)
+
+    async def _sf_next(self, sock: Any) -> Any:
+        responses = sock.responses
+        if responses is None:
+            raise redis.exceptions.ConnectionError(_fakeredis.CONNECTION_ERROR_MSG)
+        if not self.streams_server.backend.fake.connected and responses.empty():
+            raise redis.exceptions.ConnectionError(_fakeredis.CONNECTION_ERROR_MSG)
+        item = await responses.get()
+        if item is CLOSED_BY_CLIENT:
+            raise redis.exceptions.ConnectionError(_SERVER_CLOSED)
+        error = _item_error(item)
+        if error is not None:
+            raise error
+        return item
+
+    def _sf_host(self) -> str:
+        host_error = getattr(self, "_host_error", None)
+        return host_error() if callable(host_error) else f"{self.host}:{self.port}"
 
     async def activate_maint_notifications_handling_if_enabled(self, *args: Any, **kwargs: Any) -> None:
         return None

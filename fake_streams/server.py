@@ -2,13 +2,33 @@
 
 Every stream command, whichever way it arrives (a connection, inside EXEC, from Lua), goes through
 :meth:`FakeStreamsServer.execute`, which builds the handler's :class:`~fake_streams.commands.base.Context`,
-runs the handler and serves a :class:`~fake_streams.commands.base.BlockRequest` (see
-:meth:`FakeStreamsServer._block_until_served`). This module never imports fakeredis; the adapter
+runs the handler and parks the client when it returns a :class:`~fake_streams.commands.base.BlockRequest`
+(:mod:`fake_streams.blocking`). This module never imports fakeredis; the adapter
 :mod:`fake_streams._fakeredis` does.
 
 Execution units: a command, a whole EXEC and a whole script each form one :class:`ExecUnit` — one
 ``now_ms`` snapshot on ``time_snapshot`` profiles, and one list of keys signalled ready, served
 when the unit ends (:meth:`FakeStreamsServer.finish_unit`).
+
+Hooks for tests and the pytest plugin (all thread-safe unless noted):
+
+* :attr:`FakeStreamsServer.faults` — ``None``, or an object with
+  ``on_command(client_id: int, argv: List[bytes]) -> Optional[str]``, called before every command of
+  every client (stream or not; outside the server lock; argv as sent). Return ``None`` to run the
+  command, an error line (``"ERR injected failure"``) to answer that error instead (inside MULTI the
+  transaction then aborts at EXEC, as for a command refused at queue time), or raise
+  ``redis.exceptions.ConnectionError`` to fail the call as a dropped connection (redis-py closes it;
+  a retry reconnects).
+* :attr:`FakeStreamsServer.connected` — set ``False`` to act like a server that is down: blocked
+  calls fail with ConnectionError at once, every client's next command fails with ConnectionError,
+  new connections are refused; ``True`` brings it back.
+* :meth:`FakeStreamsServer.blocked` — frozen :class:`~fake_streams.blocking.BlockedClient` records of
+  the blocked clients; :meth:`FakeStreamsServer.wait_until_blocked` waits for ``n`` of them (no polling).
+* :meth:`FakeStreamsServer.close` — blocked calls fail with ConnectionError within a second, the
+  server's timer thread ends, later commands fail with ConnectionError.
+* ``block_safety_s`` (constructor, default 60 s, ``None`` = off) — a blocked call that waits longer
+  than that in real time fails with :class:`~fake_streams.blocking.BlockSafetyError`, whose message
+  says when the ManualClock was never advanced past the BLOCK deadline.
 """
 
 from __future__ import annotations
@@ -19,7 +39,10 @@ import threading
 import traceback
 from typing import Any, Callable, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
 
+import redis.exceptions
+
 from . import _fakeredis
+from .blocking import BLOCKED, DEFAULT_BLOCK_SAFETY_S, NOT_SERVED, BlockedClient, BlockingRegistry, Waiter
 from .clock import Clock, SystemClock
 from .commands import COMMANDS
 from .commands.base import BlockRequest, CommandSpec
@@ -40,21 +63,27 @@ class ExecUnit:
 
     def __init__(self) -> None:
         self.snapshot_ms: Optional[int] = None
-        self.ready: List[Tuple[Any, bytes]] = []  # (keyspace, key)
+        self.ready: List[Tuple[Any, bytes]] = []  # (database identity, key), each once, in signal order
 
 
 class Session(Protocol):
     """What :meth:`FakeStreamsServer.execute` needs from a connection (implemented by the adapter)."""
 
-    keyspace: Any  # the selected database: get(key), add(key, value), changed(key), wake()
+    keyspace: Any  # the selected database: get, add, changed, peek, ident (see _fakeredis.Keyspace)
     protocol: int  # RESP version of the reply (inside Lua: the script's RESP mode)
     in_multi: bool
     from_script: bool
     unit: Optional[ExecUnit]
+    client_id: int  # CLIENT ID
+    db: int  # selected database number
+    alive: bool  # False once the connection is closed
 
     def notify(self, event: str, key: bytes) -> None: ...
 
-    def park(self, attempt: Callable[[], Tuple[bool, Any]], deadline_ms: Optional[int], clock: Clock) -> Any: ...
+    def set_blocked(self, blocked: bool) -> None: ...
+
+    def deliver(self, reply: Any) -> None:
+        """The reply of a parked command (lock held, any thread): a value, a ReplyError or an exception."""
 
 
 class _Execution:
@@ -93,7 +122,7 @@ class _Execution:
         self._keyspace.changed(key)
 
     def signal_ready(self, key: bytes) -> None:
-        self._unit.ready.append((self._keyspace, key))
+        self._server.blocking.signal(self._unit, self._keyspace.ident, key)
 
     def notify(self, event: str, key: bytes) -> None:
         self._session.notify(event, key)
@@ -113,7 +142,8 @@ class FakeStreamsServer:
     ``version`` picks the profile (``"7.0"``, ``"7.2"``, ``"7.4"``, ``"valkey-8.0"``); ``clock`` drives
     stream IDs, idle times and BLOCK deadlines (default :class:`SystemClock`; pass a
     :class:`~fake_streams.clock.ManualClock` to steer time). Key expiry (EXPIRE/TTL) follows
-    fakeredis, i.e. the wall clock. ``commands`` replaces the command table (tests).
+    fakeredis, i.e. the wall clock. ``block_safety_s``: the real-time limit of a blocked call (see the
+    module docstring). ``commands`` replaces the command table (tests).
     """
 
     _registry: ClassVar[Dict[str, FakeStreamsServer]] = {}
@@ -124,6 +154,7 @@ class FakeStreamsServer:
         version: str | Profile | None = "7.4",
         clock: Optional[Clock] = None,
         *,
+        block_safety_s: Optional[float] = DEFAULT_BLOCK_SAFETY_S,
         commands: Optional[Mapping[str, CommandSpec]] = None,
     ) -> None:
         self.profile: Profile = get_profile(version)
@@ -135,6 +166,10 @@ class FakeStreamsServer:
         self.address: Optional[str] = None
         self.router = _fakeredis.Router(self.commands)
         self.backend = _fakeredis.Backend(self.profile)  # the fakeredis server behind (internal)
+        self.blocking = BlockingRegistry(self, block_safety_s)  # the blocked clients (internal)
+        self.backend.install_hooks(self.blocking)
+        #: fault injection hook (see the module docstring); None = none
+        self.faults: Any = None
         self._snapshot = self.profile.has("time_snapshot")
         self._started_ms = self.clock.now_ms()
         self._unsubscribe = self.clock.subscribe(self._on_clock_change) if self.clock.manual else None
@@ -213,8 +248,10 @@ class FakeStreamsServer:
         try:
             reply = self._call(session, unit, spec, args, argv)
             if isinstance(reply, BlockRequest):
-                prefix = argv[: len(argv) - len(args)]
-                reply = self._block_until_served(session, spec, reply, prefix, self.now_ms(unit))
+                if session.in_multi or session.from_script:  # handlers answer nil there; be safe
+                    return None
+                self.blocking.block(session, spec, reply, argv, self.now_ms(unit))
+                return BLOCKED
             return reply
         finally:
             if own_unit:
@@ -236,45 +273,30 @@ class FakeStreamsServer:
             self.internal_errors.append((spec.name, list(args), traceback.format_exc()))
             raise ReplyError("INTERNAL_ERROR", command=spec.name, detail=f"{type(exc).__name__}: {exc}") from None
 
-    def _block_until_served(
-        self, session: Session, spec: CommandSpec, req: BlockRequest, prefix: List[bytes], now_ms: int
-    ) -> Any:
-        """THE blocking wait (simple version; the blocking layer will replace this function).
+    def rerun(self, waiter: Waiter, key: Optional[bytes] = None) -> Any:
+        """Run a parked command again for its client (lock held; called by the blocking registry).
 
-        Re-runs the handler with ``req.args`` whenever the keyspace changes until it returns a reply;
-        nil once the deadline on the server clock has passed (``timeout_ms`` 0 = forever). Inside
-        MULTI or a script nothing blocks: nil at once (handlers do not return a BlockRequest there).
+        R7.2+: the handler with the rewritten args (``key`` is None); returns a reply or a new
+        BlockRequest, raises ReplyError. R7.0 (``key`` given): serve from the saved state for that key
+        only; :data:`~fake_streams.blocking.NOT_SERVED` when the client stays blocked.
         """
-        if session.in_multi or session.from_script:
-            return None
-        deadline_ms = None if req.timeout_ms == 0 else now_ms + req.timeout_ms
+        session, req = waiter.session, waiter.req
         handler = None
-        if req.saved is not None and not self.profile.has("blocked_reprocess"):
-            from .commands.xread import serve_blocked_r70  # R7.0: serve from the saved state, key by key
+        if key is not None:
+            from .commands.xread import serve_blocked_r70
 
             def handler(ctx: Any, args: List[bytes]) -> Any:
-                for key in req.keys:
-                    reply = serve_blocked_r70(ctx, key, req.saved)
-                    if reply is not None:
-                        return reply
-                return req
+                reply = serve_blocked_r70(ctx, key, req.saved)
+                return NOT_SERVED if reply is None else reply
 
-        def attempt() -> Tuple[bool, Any]:
-            saved, unit = session.unit, ExecUnit()
-            session.unit = unit
-            try:
-                args = list(req.args)
-                reply = self._call(session, unit, spec, args, prefix + args, handler)
-            finally:
-                session.unit = saved
-                self.finish_unit(unit)
-            if not isinstance(reply, BlockRequest):
-                return True, reply
-            if deadline_ms is not None and self.clock.now_ms() >= deadline_ms:
-                return True, None
-            return False, None
-
-        return session.park(attempt, deadline_ms, self.clock)
+        saved, unit = session.unit, ExecUnit()
+        session.unit = unit
+        try:
+            args = list(req.args)
+            return self._call(session, unit, waiter.spec, args, waiter.prefix + args, handler)
+        finally:
+            session.unit = saved
+            self.finish_unit(unit)
 
     def new_unit(self) -> ExecUnit:
         return ExecUnit()
@@ -288,23 +310,16 @@ class FakeStreamsServer:
         return unit.snapshot_ms
 
     def finish_unit(self, unit: Optional[ExecUnit]) -> None:
-        """End of an execution unit (lock held): serve the keys signalled ready.
-
-        For now this wakes every waiter of the databases concerned (they re-run their command);
-        the blocking layer will serve the blocked clients of each key in FIFO order here.
-        """
-        if unit is None or not unit.ready:
-            return
-        for keyspace in {keyspace for keyspace, _ in unit.ready}:
-            keyspace.wake()
-        unit.ready.clear()
+        """End of an execution unit (lock held): serve the clients blocked on the keys it signalled."""
+        if unit is not None:
+            self.blocking.finish_unit(unit)
 
     def _on_clock_change(self) -> None:
-        """A manual clock moved: let waiters re-check their deadline."""
+        """A manual clock moved: time out the blocked clients whose deadline has passed."""
         if self.closed:
             return
         with self.backend.lock:
-            self.backend.wake()
+            self.blocking.on_clock_change()
 
     # ------------------------------------------------------------------------------------ INFO
     def info(self, sections: Sequence[bytes]) -> bytes:
@@ -370,12 +385,42 @@ class FakeStreamsServer:
 
     # ---------------------------------------------------------------------------- management
     def flushall(self) -> None:
-        """Drop every key of every database (like FLUSHALL; WATCHers are dirtied)."""
+        """Drop every key of every database (like FLUSHALL; WATCHers are dirtied, blocked XREADGROUP released)."""
         with self.backend.lock:
+            unit = ExecUnit()
             self.backend.flush()
+            self.finish_unit(unit)
+
+    # -------------------------------------------------------------------------------- hooks
+    @property
+    def connected(self) -> bool:
+        """False while the server plays "down" (see the module docstring)."""
+        return not self.closed and bool(self.backend.fake.connected)
+
+    @connected.setter
+    def connected(self, value: bool) -> None:
+        if value and self.closed:
+            raise RuntimeError(f"{self!r} is closed")
+        self.backend.fake.connected = bool(value)
+        if not value:
+            with self.backend.lock:
+                self.blocking.release_all(_server_gone())
+
+    def blocked(self) -> List[BlockedClient]:
+        """The clients blocked in XREAD/XREADGROUP now, in the order they blocked (frozen records)."""
+        return self.blocking.snapshot()
+
+    def wait_until_blocked(self, n: int = 1, timeout_s: float = 5.0) -> List[BlockedClient]:
+        """Wait until at least ``n`` clients are blocked (woken by each block, no polling); returns
+        :meth:`blocked`. Raises ``TimeoutError`` after ``timeout_s`` seconds of real time."""
+        return self.blocking.wait_until(n, timeout_s)
 
     def close(self) -> None:
-        """Disconnect: later commands of this server's clients fail with ConnectionError. Idempotent."""
+        """Disconnect: blocked calls and later commands of this server's clients fail with ConnectionError.
+
+        Blocked clients are released at once (the lock is waited for at most 1 s), the timer thread
+        ends. Idempotent.
+        """
         if self.closed:
             return
         self.closed = True
@@ -384,10 +429,23 @@ class FakeStreamsServer:
         with self._registry_lock:
             if self.address and self._registry.get(self.address) is self:
                 del self._registry[self.address]
+        self.backend.fake.connected = False
+        locked = self.backend.lock.acquire(timeout=1.0)
+        try:
+            self.blocking.release_all(_server_gone())
+        finally:
+            if locked:
+                self.backend.lock.release()
+        self.blocking.close()
         self.backend.shutdown()
 
 
 _INFO_SECTIONS = ("server", "clients", "replication", "keyspace")
+
+
+def _server_gone() -> BaseException:
+    """What a blocked call gets when the server closes or goes down (redis-py's own wording)."""
+    return redis.exceptions.ConnectionError("Connection closed by server.")
 
 
 def _info_block(title: str, fields: List[Tuple[str, Any]]) -> bytes:
@@ -395,4 +453,4 @@ def _info_block(title: str, fields: List[Tuple[str, Any]]) -> bytes:
     return ("\r\n".join(lines) + "\r\n").encode()
 
 
-__all__ = ["ExecUnit", "FakeStreamsServer", "Session"]
+__all__ = ["BlockedClient", "ExecUnit", "FakeStreamsServer", "Session"]

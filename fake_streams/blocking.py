@@ -1,0 +1,508 @@
+"""Blocked XREAD / XREADGROUP clients (spec §3): who waits on which key, who is served when, deadlines.
+
+A client whose command returns a :class:`~fake_streams.commands.base.BlockRequest` is *parked* here
+(:meth:`BlockingRegistry.block`): it is appended to the FIFO of every key of the command and its
+socket stops reading (its reply will come later). It costs nothing while it waits: no thread, no task,
+no polling. It leaves on exactly one of these paths, each of which removes every registration:
+
+* **served** — a key it waits on is signalled ready and the visit of that key re-runs its command for
+  it (:meth:`_visit`); the reply (data, NOGROUP, WRONGTYPE …) is delivered to its socket;
+* **timeout** — its deadline on the *server clock* passes: nil. A ManualClock expires deadlines the
+  moment it is moved (:meth:`on_clock_change`); the SystemClock has one timer thread per server,
+  started on demand and gone when nothing waits (:class:`_Timer`);
+* **CLIENT UNBLOCK** ``TIMEOUT`` (nil) / ``ERROR`` (``-UNBLOCKED …``) — :meth:`unblock`;
+* **connection closed** by the client (redis-py disconnect, task cancellation, socket_timeout) —
+  :meth:`drop`; or by the server (``close()``, ``connected = False``) — :meth:`release_all`;
+* **safety net** — blocked longer than ``block_safety_s`` seconds of *real* time: the call fails with
+  :class:`BlockSafetyError` (a ManualClock nobody advances would otherwise hang the test).
+
+Signals (spec §3.2). Engine commands call ``ctx.signal_ready(key)`` (XADD, XGROUP DESTROY). Writes made
+by fakeredis (DEL, SET, RENAME, FLUSHALL, SWAPDB, MOVE, RESTORE, expiry …) are observed as *touches*:
+the adapter reports every key write of a key that has blocked clients, with the value held before
+(:meth:`touched`); after each command the touches are turned into signals (:meth:`flush_touches`): a
+stream *added* at the key (a different value object) signals it; a stream deleted or replaced by
+another type signals it only if an XREADGROUP client (``unblock_on_nokey``) waits there. Signals are
+collected per execution unit (command, EXEC, script) and served when the unit ends
+(:meth:`finish_unit`), in signal order, each key once until visited. A visit serves the clients that
+waited on the key when the visit started, FIFO; an XREAD client only if the key now holds a stream.
+A re-blocking client goes to the tail of every key's FIFO and keeps its deadline on profiles with
+``blocked_deadline_kept``. R7.0 (no ``blocked_reprocess``): served from saved state for the visited
+key only, staying in place when not served (see ``commands.xread.serve_blocked_r70``).
+
+Locking: every method that changes state runs under the backend lock (fakeredis's server lock). A
+small condition (``_cond``, taken inside the backend lock, never the other way round) guards the
+client table for readers from other threads (:meth:`snapshot`, :meth:`wait_until`) and the timer.
+
+Costs: block / unblock O(k) for k keys; a visit O(c) for c clients blocked on the key, plus their
+re-runs; a touch O(1); deadlines in heaps, O(log n).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Deque, Dict, List, Optional, Set, Tuple
+
+import redis.exceptions
+
+from .commands.base import BlockRequest
+from .errors import ReplyError
+from .stream import Stream
+
+#: Default real-time limit (seconds) of a blocked call; see :class:`BlockSafetyError`.
+DEFAULT_BLOCK_SAFETY_S = 60.0
+
+
+class BlockSafetyError(redis.exceptions.ResponseError):
+    """A blocked XREAD/XREADGROUP waited longer than ``FakeStreamsServer(block_safety_s=...)`` real seconds.
+
+    Raised (as an error reply) in the blocked call. It exists so that a test whose ManualClock is never
+    advanced fails with an explanation instead of hanging. ``block_safety_s=None`` disables it.
+    """
+
+
+class _Blocked:
+    """Marker returned by :meth:`FakeStreamsServer.execute` when the command parked its client."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "BLOCKED"
+
+
+BLOCKED = _Blocked()
+#: :meth:`BlockingRegistry.rerun`'s "R7.0 client not served, stays blocked in place"
+NOT_SERVED = object()
+
+
+@dataclass(frozen=True)
+class BlockedClient:
+    """A blocked client as :meth:`FakeStreamsServer.blocked` shows it (a frozen copy).
+
+    ``argv`` is the command as the client sent it; ``keys`` each key once, in argument order;
+    ``deadline_ms`` on the server clock (``None`` for ``BLOCK 0``); ``db`` the selected database.
+    """
+
+    client_id: int
+    argv: Tuple[bytes, ...]
+    keys: Tuple[bytes, ...]
+    deadline_ms: Optional[int]
+    db: int
+
+
+class Waiter:
+    """One parked client: its session, what to re-run, where it waits and until when."""
+
+    __slots__ = ("session", "spec", "prefix", "req", "keyspace", "keys", "argv", "deadline_ms", "safety_at",
+                 "blocked_at", "seq")
+
+    def __init__(self, session: Any, spec: Any, prefix: List[bytes], req: BlockRequest, keyspace: Any,
+                 argv: List[bytes], deadline_ms: Optional[int], safety_at: Optional[float], seq: int) -> None:
+        self.session = session
+        self.spec = spec
+        self.prefix = prefix
+        self.req = req
+        self.keyspace = keyspace
+        self.keys = list(req.keys)
+        self.argv = argv
+        self.deadline_ms = deadline_ms
+        self.safety_at = safety_at
+        self.blocked_at = time.monotonic()
+        self.seq = seq
+
+    def record(self) -> BlockedClient:
+        return BlockedClient(self.session.client_id, tuple(self.argv), tuple(self.keys), self.deadline_ms,
+                             self.session.db)
+
+
+QueueKey = Tuple[Any, bytes]  # (database identity, key)
+
+
+class BlockingRegistry:
+    """The blocked clients of one server (see the module docstring)."""
+
+    def __init__(self, server: Any, safety_s: Optional[float] = DEFAULT_BLOCK_SAFETY_S) -> None:
+        self._server = server
+        self.safety_s = safety_s
+        self._queues: Dict[QueueKey, Dict[Waiter, None]] = {}  # insertion-ordered: the FIFO
+        self._waiters: Dict[Any, Waiter] = {}  # session -> its registration
+        self._deadlines: List[Tuple[int, int, Waiter]] = []  # server-clock ms
+        self._safety: List[Tuple[float, int, Waiter]] = []  # time.monotonic()
+        self._expiry: List[Tuple[float, int, Any, bytes]] = []  # wall-clock s (fakeredis expiry), (db, key)
+        self._touched: Dict[QueueKey, Any] = {}  # key written this command -> value before
+        self._dead: List[Any] = []  # sessions closed without the lock (append is atomic)
+        self._pending: Optional[Deque[QueueKey]] = None  # ready keys while serving
+        self._pending_set: Set[QueueKey] = set()
+        self._seq = itertools.count()
+        self._cond = threading.Condition()
+        self._timer = _Timer(self)
+        self.closed = False
+
+    # ------------------------------------------------------------------------------- parking
+    def block(self, session: Any, spec: Any, req: BlockRequest, argv: List[bytes], now_ms: int) -> None:
+        """Park ``session`` on ``req.keys`` (lock held). ``argv``: the command as typed (its first
+        ``len(argv) - len(req.args)`` items are re-used for re-runs). Deadline = ``now_ms + timeout``."""
+        deadline = None if req.timeout_ms == 0 else now_ms + req.timeout_ms
+        safety = None if self.safety_s is None else time.monotonic() + self.safety_s
+        prefix = list(argv[: len(argv) - len(req.args)])
+        self._register(Waiter(session, spec, prefix, req, session.keyspace, list(argv), deadline, safety,
+                              next(self._seq)))
+
+    def _register(self, waiter: Waiter) -> None:
+        ident = waiter.keyspace.ident
+        with self._cond:
+            self._waiters[waiter.session] = waiter
+            for key in waiter.keys:
+                self._queues.setdefault((ident, key), {})[waiter] = None
+            self._cond.notify_all()
+        waiter.session.set_blocked(True)
+        if waiter.deadline_ms is not None:
+            heapq.heappush(self._deadlines, (waiter.deadline_ms, waiter.seq, waiter))
+            if not self._server.clock.manual:
+                self._timer.due(self._deadline_wait(waiter.deadline_ms))
+        if waiter.safety_at is not None:
+            heapq.heappush(self._safety, (waiter.safety_at, waiter.seq, waiter))
+            self._timer.due(waiter.safety_at - time.monotonic())
+        if waiter.req.unblock_on_nokey:
+            for key in waiter.keys:
+                self._watch_expiry(waiter.keyspace, key)
+
+    def _remove(self, waiter: Waiter) -> bool:
+        """Unregister ``waiter`` from every key; False if it was not (or no longer) registered."""
+        with self._cond:
+            if self._waiters.get(waiter.session) is not waiter:
+                return False
+            del self._waiters[waiter.session]
+            ident = waiter.keyspace.ident
+            for key in waiter.keys:
+                queue = self._queues.get((ident, key))
+                if queue is not None:
+                    queue.pop(waiter, None)
+                    if not queue:
+                        del self._queues[(ident, key)]
+            self._cond.notify_all()
+        waiter.session.set_blocked(False)
+        return True
+
+    def _live(self, waiter: Waiter) -> bool:
+        return self._waiters.get(waiter.session) is waiter
+
+    # ------------------------------------------------------------------------------- signals
+    def signal(self, unit: Any, ident: Any, key: bytes) -> None:
+        """``signalKeyAsReady``: queue ``key`` in ``unit`` if clients wait on it (each key once per unit)."""
+        item = (ident, key)
+        if item in self._queues and item not in unit.ready:
+            unit.ready.append(item)
+
+    def touched(self, ident: Any, key: bytes, old: Any) -> None:
+        """The adapter saw a write of ``key`` (value before: ``old``). O(1); keeps the first ``old`` per command."""
+        item = (ident, key)
+        if item in self._queues and item not in self._touched:
+            self._touched[item] = old
+
+    def watched_keys(self, ident: Any) -> List[bytes]:
+        """Keys of database ``ident`` that have blocked clients (for the adapter's expiry hooks)."""
+        return [key for (db, key) in self._queues if db is ident]
+
+    def flush_touches(self, unit: Any) -> None:
+        """End of one command: turn its touches into signals of ``unit`` (spec §3.2 ``dbAdd`` /
+        ``signalDeletedKeyAsReady``). Lock held."""
+        if not self._touched:
+            return
+        touched, self._touched = self._touched, {}
+        for item, old in touched.items():
+            queue = self._queues.get(item)
+            if not queue:
+                continue
+            first = next(iter(queue))
+            new = first.keyspace.peek(item[1])
+            if new is old:
+                continue
+            if isinstance(new, Stream) or (
+                isinstance(old, Stream) and any(w.req.unblock_on_nokey for w in queue)
+            ):
+                if item not in unit.ready:
+                    unit.ready.append(item)
+            if new is not None and any(w.req.unblock_on_nokey for w in queue):
+                self._watch_expiry(first.keyspace, item[1])
+
+    # ------------------------------------------------------------------------------- serving
+    def finish_unit(self, unit: Any) -> None:
+        """End of an execution unit (lock held): expire what is due, then serve the keys it signalled."""
+        self.flush_touches(unit)
+        self._purge_dead()
+        ready, unit.ready = unit.ready, []
+        if not ready:
+            return
+        if not self._server.clock.manual:
+            self._expire_deadlines()
+        self._serve_ready(ready)
+
+    def _serve_ready(self, ready: List[QueueKey]) -> None:
+        """``handleClientsBlockedOnKeys``: visit ready keys until none is left (re-runs may add more)."""
+        outer = self._pending is None
+        if outer:
+            self._pending = deque()
+            self._pending_set = set()
+        pending = self._pending
+        assert pending is not None
+        for item in ready:
+            if item not in self._pending_set:
+                pending.append(item)
+                self._pending_set.add(item)
+        if not outer:  # a re-run's unit ended while serving: its keys join the current pass
+            return
+        try:
+            while pending:
+                item = pending.popleft()
+                self._pending_set.discard(item)
+                self._visit(item)
+        finally:
+            self._pending = None
+            self._pending_set = set()
+
+    def _visit(self, item: QueueKey) -> None:
+        """``handleClientsBlockedOnKey``: the clients blocked on the key when the visit starts, FIFO."""
+        queue = self._queues.get(item)
+        if not queue:
+            return
+        key = item[1]
+        for waiter in list(queue):
+            if not self._live(waiter) or waiter not in queue:
+                continue
+            if not waiter.session.alive:
+                self._remove(waiter)
+                continue
+            if not isinstance(waiter.keyspace.peek(key), Stream) and not waiter.req.unblock_on_nokey:
+                continue
+            self._serve(waiter, key)
+
+    def _serve(self, waiter: Waiter, key: bytes) -> None:
+        r70 = waiter.req.saved is not None and not self._server.profile.has("blocked_reprocess")
+        if not r70:
+            self._remove(waiter)
+        try:
+            reply = self._server.rerun(waiter, key if r70 else None)
+        except ReplyError as exc:
+            reply = exc
+        if reply is NOT_SERVED:
+            return
+        if r70:
+            self._remove(waiter)
+        if isinstance(reply, BlockRequest):
+            self._reblock(waiter, reply)
+        else:
+            waiter.session.deliver(reply)
+
+    def _reblock(self, waiter: Waiter, req: BlockRequest) -> None:
+        """Nothing to serve after a re-run: back to the tail of every key (spec §3.2, §6 row 7)."""
+        if self._server.profile.has("blocked_deadline_kept"):
+            deadline = waiter.deadline_ms
+        else:
+            deadline = None if req.timeout_ms == 0 else self._server.clock.now_ms() + req.timeout_ms
+        again = Waiter(waiter.session, waiter.spec, waiter.prefix, req, waiter.keyspace, waiter.argv, deadline,
+                       waiter.safety_at, next(self._seq))
+        again.blocked_at = waiter.blocked_at
+        self._register(again)
+
+    # ------------------------------------------------------------------------------ endings
+    def on_clock_change(self) -> None:
+        """A ManualClock moved (lock held): time out every client whose deadline has passed."""
+        self._purge_dead()
+        self._expire_deadlines()
+
+    def _expire_deadlines(self) -> None:
+        now = self._server.clock.now_ms()
+        heap = self._deadlines
+        while heap and heap[0][0] <= now:
+            _, _, waiter = heapq.heappop(heap)
+            if self._remove(waiter):
+                waiter.session.deliver(None)
+
+    def unblock(self, client_id: int, error: bool) -> bool:
+        """``CLIENT UNBLOCK id [TIMEOUT|ERROR]`` for a client blocked here (lock held)."""
+        for waiter in list(self._waiters.values()):
+            if waiter.session.alive and waiter.session.client_id == client_id:
+                self._remove(waiter)
+                waiter.session.deliver(ReplyError("UNBLOCKED_BY_CLIENT") if error else None)
+                return True
+        return False
+
+    def release_all(self, exc: BaseException) -> None:
+        """The server goes away: every blocked call fails with ``exc`` (lock held if possible)."""
+        for waiter in list(self._waiters.values()):
+            if self._remove(waiter):
+                waiter.session.deliver(exc)
+
+    def drop(self, session: Any, lock: Any) -> None:
+        """``session``'s connection closed: forget its registration (now if the lock is free, else later)."""
+        if session not in self._waiters:
+            return
+        if lock.acquire(blocking=False):
+            try:
+                waiter = self._waiters.get(session)
+                if waiter is not None:
+                    self._remove(waiter)
+            finally:
+                lock.release()
+        else:
+            self._dead.append(session)
+            with self._cond:
+                self._cond.notify_all()
+
+    def _purge_dead(self) -> None:
+        while self._dead:
+            waiter = self._waiters.get(self._dead.pop())
+            if waiter is not None:
+                self._remove(waiter)
+
+    # ------------------------------------------------------------------------ timer & expiry
+    def _deadline_wait(self, deadline_ms: int) -> float:
+        return max(0.0, (deadline_ms - self._server.clock.now_ms()) / 1000.0)
+
+    def _watch_expiry(self, keyspace: Any, key: bytes) -> None:
+        """Wake XREADGROUP clients when ``key`` expires (fakeredis expires keys lazily, on the wall clock)."""
+        expireat = keyspace.expireat(key)
+        if expireat is not None:
+            heapq.heappush(self._expiry, (expireat, next(self._seq), keyspace, key))
+            self._timer.due(expireat - time.time())
+
+    def run_due(self) -> Optional[float]:
+        """The timer's work (lock held): everything due now; returns seconds until the next due item."""
+        self._purge_dead()
+        waits: List[float] = []
+        if not self._server.clock.manual:
+            self._expire_deadlines()
+            while self._deadlines and not self._live(self._deadlines[0][2]):
+                heapq.heappop(self._deadlines)
+            if self._deadlines:
+                waits.append(self._deadline_wait(self._deadlines[0][0]))
+        mono = time.monotonic()
+        while self._safety and (self._safety[0][0] <= mono or not self._live(self._safety[0][2])):
+            _, _, waiter = heapq.heappop(self._safety)
+            if self._remove(waiter):
+                waiter.session.deliver(BlockSafetyError(self._safety_message(waiter)))
+        if self._safety:
+            waits.append(self._safety[0][0] - mono)
+        wall = time.time()
+        expired: List[Tuple[Any, bytes]] = []
+        while self._expiry and (self._expiry[0][0] <= wall or (self._expiry[0][2].ident, self._expiry[0][3])
+                                not in self._queues):
+            _, _, keyspace, key = heapq.heappop(self._expiry)
+            if (keyspace.ident, key) in self._queues:
+                expired.append((keyspace, key))
+        if self._expiry:
+            waits.append(self._expiry[0][0] - wall)
+        if expired:
+            unit = self._server.new_unit()
+            for keyspace, key in expired:
+                keyspace.purge_expired(key)  # reported as a touch by the adapter
+            self._server.finish_unit(unit)
+        return min(waits) if waits else None
+
+    def _safety_message(self, waiter: Waiter) -> str:
+        command = b" ".join(waiter.argv).decode("utf-8", "replace")
+        clock = self._server.clock
+        lines = [f"fake_streams: a blocked call waited {self.safety_s:g} s of real time and was given up.",
+                 f"  command: {command}"]
+        if clock.manual and waiter.deadline_ms is not None:
+            lines += [
+                "  The server clock is a ManualClock that was never advanced past the BLOCK deadline:",
+                f"  now:      {clock.now_ms()} ms",
+                f"  deadline: {waiter.deadline_ms} ms",
+                "Advance it (server.clock.advance(ms)) or write to one of the keys;",
+            ]
+        else:
+            lines.append("  Nothing woke it (BLOCK 0 waits forever); write to one of the keys;")
+        lines.append("FakeStreamsServer(block_safety_s=...) changes the limit (None disables it).")
+        return "\n".join(lines)
+
+    # --------------------------------------------------------------------------- inspection
+    def snapshot(self) -> List[BlockedClient]:
+        """The blocked clients in the order they blocked (any thread)."""
+        with self._cond:
+            waiters = [w for w in self._waiters.values() if w.session.alive]
+        return [w.record() for w in sorted(waiters, key=lambda w: w.seq)]
+
+    def count(self) -> int:
+        with self._cond:
+            return sum(1 for w in self._waiters.values() if w.session.alive)
+
+    def wait_until(self, n: int, timeout_s: float) -> List[BlockedClient]:
+        """Wait (on a condition, no polling) until at least ``n`` clients are blocked."""
+        deadline = time.monotonic() + timeout_s
+        with self._cond:
+            while sum(1 for w in self._waiters.values() if w.session.alive) < n:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    have = sum(1 for w in self._waiters.values() if w.session.alive)
+                    raise TimeoutError(f"fake_streams: {have} client(s) blocked after {timeout_s:g} s; "
+                                       f"waited for {n}")
+                self._cond.wait(remaining)
+        return self.snapshot()
+
+    def close(self) -> None:
+        """Stop the timer thread (at most ~1 s). The clients must have been released already."""
+        self.closed = True
+        self._timer.stop()
+
+
+class _Timer:
+    """One daemon thread per server, alive only while something waits on real time.
+
+    It sleeps on a condition until the nearest due time (a SystemClock deadline, a safety limit, a
+    key expiry), runs :meth:`BlockingRegistry.run_due` under the backend lock, and exits when nothing
+    is left to wait for. :meth:`due` (lock held) starts it or wakes it for an earlier item.
+    """
+
+    def __init__(self, registry: BlockingRegistry) -> None:
+        self._registry = registry
+        self._cond = threading.Condition()
+        self._thread: Optional[threading.Thread] = None
+        self._kicked = False
+        self._stopped = False
+        self._next_at: Optional[float] = None  # time.monotonic() the thread sleeps until
+
+    def due(self, in_s: float) -> None:
+        at = time.monotonic() + max(0.0, in_s)
+        with self._cond:
+            if self._stopped:
+                return
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="fake-streams-timer", daemon=True)
+                self._next_at = at
+                self._thread.start()
+            elif self._next_at is None or at < self._next_at:
+                self._kicked = True
+                self._cond.notify_all()
+
+    def _run(self) -> None:
+        lock = self._registry._server.backend.lock
+        while True:
+            with lock:
+                wait = None if self._stopped else self._registry.run_due()
+                with self._cond:
+                    if wait is None or self._stopped:
+                        self._thread = None
+                        self._next_at = None
+                        return
+                    self._next_at = time.monotonic() + wait
+            with self._cond:
+                if not self._kicked and not self._stopped:
+                    self._cond.wait(max(wait, 0.0))
+                self._kicked = False
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            thread = self._thread
+            self._cond.notify_all()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(1.0)
+
+
+__all__ = ["BLOCKED", "BlockSafetyError", "BlockedClient", "BlockingRegistry", "DEFAULT_BLOCK_SAFETY_S"]

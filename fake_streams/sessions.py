@@ -1,0 +1,201 @@
+"""Sessions: one connection (a fakeredis socket) as the server sees it, sync or asyncio.
+
+A session implements the ``Session`` protocol of :mod:`fake_streams.server` (keyspace, protocol,
+in_multi, from_script, the current execution unit) and the blocking layer's needs: who it is
+(``client_id``, ``db``), whether it is still connected (``alive``), and :meth:`Session.deliver` —
+the reply of a parked command, sent later from whichever thread served it (lock held).
+
+How a parked command's reply reaches redis-py:
+
+* **sync** — the command returns no reply and the socket's parser is paused (later commands of a
+  pipeline wait in its buffer). :meth:`SyncSession.deliver` queues the reply; the connection's own
+  thread, blocked in ``read_response`` on that queue (under ``socket_timeout``, like a real socket),
+  takes it and resumes the parser (:meth:`Session.resume_if_pending`, also called before a send).
+* **asyncio** — the same, but the reply is queued and the parser resumed on the socket's event loop
+  (``loop.call_soon_threadsafe``), so writers in other threads or loops wake it.
+
+Closing: the socket's ``close`` calls :meth:`Session.on_close` (any thread, maybe from GC): the
+registration is dropped and a reader still waiting is woken with :data:`CLOSED_BY_CLIENT`.
+
+This module imports nothing from fakeredis; it reaches the socket through :mod:`._fakeredis`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, List
+
+import redis.exceptions
+
+from . import _fakeredis
+from .blocking import BLOCKED
+from .commands.base import CommandSpec
+from .errors import ReplyError
+
+
+class _ClosedByClient:
+    """Queued to a reader when its own connection is closed (redis-py disconnect from any thread)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "CLOSED_BY_CLIENT"
+
+
+CLOSED_BY_CLIENT = _ClosedByClient()
+
+
+class Session:
+    """One connection as :meth:`FakeStreamsServer.execute` sees it (the ``Session`` protocol of server.py)."""
+
+    __slots__ = ("_sock", "server", "depth", "from_script", "unit", "alive", "resume_pending", "__weakref__")
+
+    def __init__(self, sock: Any, server: Any) -> None:
+        self._sock = sock
+        self.server = server
+        self.depth = 0  # nesting of fakeredis _run_command: 0 = between commands
+        self.from_script = False
+        self.unit: Any = None  # the current execution unit (server.ExecUnit)
+        self.alive = True  # False once the connection is closed (either side)
+        self.resume_pending = False  # sync: the parser waits for the owner thread to resume it
+
+    # ------------------------------------------------------------------------------- identity
+    @property
+    def client_id(self) -> int:
+        """``CLIENT ID`` of this connection."""
+        return _fakeredis.client_id(self._sock)
+
+    @property
+    def db(self) -> int:
+        return int(getattr(self._sock, "_db_num", 0) or 0)
+
+    @property
+    def keyspace(self) -> _fakeredis.Keyspace:
+        return _fakeredis.Keyspace(self._sock._db)
+
+    @property
+    def protocol(self) -> int:
+        return _fakeredis.protocol_of(self._sock, self.from_script)
+
+    @property
+    def in_multi(self) -> bool:
+        return bool(getattr(self._sock, "_in_transaction", False))
+
+    # ------------------------------------------------------------------------------ execution
+    def run_unit(self, run: Callable[[], Any], from_script: bool) -> Any:
+        """Run one fakeredis command; the outermost one (a command, an EXEC, a script) is an execution unit."""
+        outer = self.depth == 0
+        saved = self.from_script
+        self.depth += 1
+        self.from_script = from_script
+        if outer:
+            self.unit = self.server.new_unit()
+        try:
+            return run()
+        finally:
+            self.depth -= 1
+            self.from_script = saved
+            if outer:
+                unit, self.unit = self.unit, None
+                self.server.finish_unit(unit)
+            elif self.unit is not None:
+                self.server.blocking.flush_touches(self.unit)
+
+    def call(self, spec: CommandSpec, args: List[bytes], argv: List[bytes]) -> Any:
+        """Run an engine command; errors become fakeredis SimpleErrors, replies fakeredis values."""
+        try:
+            reply = self.server.execute(self, spec, args, argv)
+        except ReplyError as exc:
+            raise _fakeredis.error(exc, self.server.profile) from None
+        if reply is BLOCKED:
+            self._sock.pause()  # later commands of this connection wait for the reply
+            return _fakeredis.no_response()
+        return _fakeredis.to_wire(reply)
+
+    def notify(self, event: str, key: bytes) -> None:
+        """Keyspace notification of class ``t`` (stream), as ``notify-keyspace-events`` asks (default: none)."""
+        _fakeredis.publish_keyspace_event(self._sock, event, key)
+
+    # ------------------------------------------------------------------------------- blocking
+    def set_blocked(self, blocked: bool) -> None:
+        """Shown by INFO ``blocked_clients`` (the adapter counts flagged sockets)."""
+        self._sock._blocked = blocked
+
+    def deliver(self, reply: Any) -> None:
+        """Send the reply of the parked command (lock held, any thread): a value, a ReplyError, a
+        BlockSafetyError (an error reply) or another exception (the connection fails with it)."""
+        item = _fakeredis.reply_item(self._sock, reply, self.server.profile)
+        if isinstance(item, redis.exceptions.ConnectionError):  # the server drops this connection
+            self._push(item, resume=False)
+            self.alive = False
+            _fakeredis.kill(self._sock)
+            return
+        self._push(item, resume=True)
+
+    def _push(self, item: Any, resume: bool) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def resume_if_pending(self) -> None:
+        """Owner thread (sync): let the parser run the commands queued behind a served blocking one."""
+
+    def on_close(self) -> None:
+        """The socket is being closed (any thread, maybe GC): unregister and wake a waiting reader."""
+        if not self.alive:
+            return
+        self.alive = False
+        self.server.blocking.drop(self, self.server.backend.lock)
+        self._push(CLOSED_BY_CLIENT, resume=False)
+
+
+def _is_reply(item: BaseException) -> bool:
+    return isinstance(item, redis.exceptions.ResponseError)
+
+
+class SyncSession(Session):
+    __slots__ = ()
+
+    def _push(self, item: Any, resume: bool) -> None:
+        sock = self._sock
+        if resume:
+            self.resume_pending = True
+        if item is CLOSED_BY_CLIENT or (isinstance(item, BaseException) and not _is_reply(item)):
+            responses = sock.responses  # straight to the reader: not a reply a wire could encode
+            if responses is not None:
+                responses.put(item)
+                sock.response_ready.set()
+        else:
+            sock.put_response(item)  # wakes the owner thread waiting in read_response
+
+    def resume_if_pending(self) -> None:
+        if self.resume_pending and self.alive:
+            self.resume_pending = False
+            self._sock.resume()
+
+
+class AsyncSession(Session):
+    __slots__ = ("_loop",)
+
+    def __init__(self, sock: Any, server: Any) -> None:
+        super().__init__(sock, server)
+        self._loop = _fakeredis.socket_loop(sock)
+
+    def _push(self, item: Any, resume: bool) -> None:
+        queue = self._sock.responses  # captured: close() drops it from the socket, a reader still awaits it
+        if queue is None:
+            return
+        try:
+            self._loop.call_soon_threadsafe(self._finish, queue, item, resume)
+        except RuntimeError:  # the loop is closed: nobody is left to read
+            pass
+
+    def _finish(self, queue: Any, item: Any, resume: bool) -> None:
+        """On the socket's loop: queue ``item`` for the reader, then let the parser go on."""
+        sock = self._sock
+        _fakeredis.queue_async(sock, queue, item)
+        if resume and self.alive:
+            try:
+                sock.resume()
+            except Exception as exc:  # an injected fault or a closed parser: fail the next read
+                _fakeredis.queue_async(sock, queue, exc)
+
+
+__all__ = ["AsyncSession", "CLOSED_BY_CLIENT", "Session", "SyncSession"]
