@@ -214,6 +214,7 @@ class PoolPatch:
         self._saved: List[Any] = []
         self._made: set = set()
         self._pools: Any = weakref.WeakSet()  # pools that got a replacement class
+        self._lock = threading.Lock()
         self.installed = False
 
     def install(self) -> PoolPatch:
@@ -228,8 +229,9 @@ class PoolPatch:
     def _picker(self, repl: Any) -> Callable[[Any, type], type]:
         def pick(pool: Any, stock: type) -> type:
             cls = repl(stock) if not isinstance(repl, type) else repl
-            self._made.add(cls)
-            self._pools.add(pool)
+            with self._lock:  # pools may be built in several threads at once
+                self._made.add(cls)
+                self._pools.add(pool)
             return cls
 
         return pick
@@ -246,8 +248,10 @@ class PoolPatch:
             else:
                 pool.connection_class = saved
         self.installed = False
-        made = tuple(self._made)
-        for pool in list(self._pools):
+        with self._lock:
+            made, pools = tuple(self._made), list(self._pools)
+            self._pools = weakref.WeakSet()
+        for pool in pools:
             conns = _connections_of(pool)
             if made and any(isinstance(c, made) for c in conns):
                 for conn in conns:
@@ -256,7 +260,6 @@ class PoolPatch:
                             conn.disconnect()
                 with contextlib.suppress(Exception):
                     pool.reset()
-        self._pools = weakref.WeakSet()
 
     def __enter__(self) -> PoolPatch:
         return self.install()

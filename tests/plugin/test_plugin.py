@@ -358,3 +358,37 @@ def test_session_factory_gives_a_server_per_module(pytester):
         """
     )
     run(pytester).assert_outcomes(passed=2)
+
+
+def test_failure_report_lists_faults_and_other_servers(pytester):
+    pytester.makepyfile(
+        """
+        import redis
+
+        def test_fails(fake_redis_streams):
+            redis.Redis(host="cache", db=1).xadd("jobs", {"f": "v"}, id="5-0")
+            fake_redis_streams.faults.fail_next("XLEN", error="ERR injected")
+            fake_redis_streams.faults.fail_next("XACK", optional=True)
+            try:
+                fake_redis_streams.client.xlen("s")
+            except redis.ResponseError:
+                pass
+            assert False
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*- Captured fake-redis-streams call -*",
+            "redis://localhost:6379  (profile 7.4, SystemClock())",
+            "  no streams",
+            "redis://cache:6379  (profile 7.4, SystemClock())",
+            "  db 1 stream 'jobs': length=1 first_id=5-0 last_id=5-0 entries_added=1 max_deleted_entry_id=0-0",
+            "    5-0 {'f': 'v'}",
+            "faults of localhost:6379:",
+            "- armed: XACK x1 -> 'ERR injected failure'",
+            "- fired: XLEN s (client *) -> ERR injected",
+        ],
+        consecutive=True,
+    )
