@@ -1,0 +1,389 @@
+"""Environment capture and the markdown / console reports of ``run.py``."""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import os
+import platform
+import subprocess
+import sys
+from typing import Any, Dict, List, Optional, Tuple
+
+BACKENDS = ["floor", "ours", "fakeredis", "real"]
+#: (workload, extra label or None) pairs of the scaling target of issue 8
+SCALING = [("xadd", None), ("readgroup_ack", "XACK"), ("xpending10", None), ("xrange10", None), ("xautoclaim10", None)]
+FLOOR_TARGET = ["xadd", "readgroup_ack", "xrange10"]
+#: an in-process cell whose median CPU time is below this share of its median wall time is flagged †
+BUSY_SHARE = 0.8
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _cpu() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _git(root: str, *args: str) -> str:
+    try:
+        return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, timeout=10).stdout.rstrip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def environment(real_server: Any) -> Dict[str, str]:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    dirty = _git(root, "status", "--porcelain", "--", "fake_streams")
+    changed = [line[3:] for line in dirty.splitlines()]
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{_cpu()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()} {platform.machine()}",
+        "python": f"{platform.python_implementation()} {sys.version.split()[0]}",
+        "redis-py": _version("redis"),
+        "hiredis": _version("hiredis"),
+        "fakeredis": _version("fakeredis"),
+        "sortedcontainers": _version("sortedcontainers"),
+        "redis-server": real_server.version or "absent",
+        "fake_streams": (_git(root, "rev-parse", "--short", "HEAD").strip() or "?")
+        + (f" + uncommitted changes in {', '.join(changed)}" if changed else ""),
+    }
+
+
+def environment_text(env: Dict[str, str]) -> str:
+    return "\n".join(f"{k:>16}: {v}" for k, v in env.items())
+
+
+# ----------------------------------------------------------------------------------------- format
+
+
+def size_label(n: int) -> str:
+    """``1e3`` for powers of ten, else ``12,345``."""
+    exp = len(str(n)) - 1
+    return f"1e{exp}" if n == 10**exp else f"{n:,}"
+
+
+def us(value: Optional[float]) -> str:
+    if value is None:
+        return "—"
+    if value >= 1000:
+        return f"{value:,.0f}"
+    if value >= 100:
+        return f"{value:.0f}"
+    return f"{value:.1f}"
+
+
+def ratio(a: Optional[float], b: Optional[float]) -> str:
+    if a is None or b is None or b == 0:
+        return "—"
+    r = a / b
+    return f"{r:.0f}×" if r >= 100 else f"{r:.2f}×"
+
+
+def _cell(results: Dict[str, Any], plabel: str, wl: str, size: int, backend: str) -> Dict[str, Any]:
+    return results["cells"].get(f"{plabel}|{wl}|{size}|{backend}", {})
+
+
+def _med(results: Dict[str, Any], plabel: str, wl: str, size: int, backend: str, extra: Optional[str] = None) -> Optional[float]:
+    cell = _cell(results, plabel, wl, size, backend)
+    if extra:
+        return cell.get("extra_median_us", {}).get(extra)
+    return cell.get("median_us")
+
+
+def _plabels(results: Dict[str, Any]) -> List[str]:
+    seen: List[str] = []
+    for key in results["cells"]:
+        label = key.split("|", 1)[0]
+        if label not in seen:
+            seen.append(label)
+    return seen
+
+
+def progress_line(wl: Any, plabel: str, cells: Dict[str, Any]) -> str:
+    parts = []
+    for name in BACKENDS:
+        cell = cells.get(name)
+        if cell is None:
+            continue
+        parts.append(f"{name} {'ERR' if cell.error else us(cell.median_us())}")
+    ours, fl, fr = (cells.get(n) for n in ("ours", "floor", "fakeredis"))
+    tail = ""
+    if ours and fl and ours.median_us() and fl.median_us():
+        tail += f"  ours/floor {ratio(ours.median_us(), fl.median_us())}"
+    if ours and fr and ours.median_us() and fr.median_us():
+        tail += f"  fakeredis/ours {ratio(fr.median_us(), ours.median_us())}"
+    return f"{wl.label:38s} {plabel:26s} µs/{wl.unit.split(' ')[0]}: " + ", ".join(parts) + tail
+
+
+# ---------------------------------------------------------------------------------------- markdown
+
+METHOD = """\
+## Method
+
+* **One process, one run.** Every backend is driven through `redis.Redis` (redis-py) in the same
+  Python process, workload by workload, and the timed batches of the backends are *interleaved*
+  (repeat 1: floor, ours, fakeredis, real; repeat 2 starts one backend later; …), so drift of the
+  machine hits all columns alike.
+* **Backends.** *floor*: a `redis.Connection` subclass whose socket is in memory and answers each
+  packed command with pre-encoded RESP bytes of the right shape — redis-py still packs the
+  arguments (hiredis packer), parses the reply (hiredis reader) and runs its reply callback, so the
+  floor is redis-py's own cost per command; it skips the `poll()` a real connection does in
+  `can_read`. *ours*: `ConnectionPool(connection_class=fake_streams.FakeStreamsConnection,
+  server=FakeStreamsServer())` (default profile). *fakeredis*: `fakeredis.FakeRedis` with its own
+  stream code. *real*: `/usr/bin/redis-server` started for the run on a free 127.0.0.1 port
+  (no persistence), TCP loopback, redis-py's default parser (hiredis).
+* **Dataset per size N** (same bytes everywhere): stream `s` with N entries
+  `{user: u:1234, action: click}`, IDs `1600000000001-0` …, prefilled with non-transactional
+  pipelines of 1000 `XADD` (the rate, with the garbage collector off during setup, is reported
+  below); group `g1` whose consumer `c1` was
+  delivered all N entries (PEL of N); group `g2` at `0`; stream `m` with 1000 entries.
+* **Workloads** (in this order, each for every protocol before the next):
+  `XRANGE s <start> + COUNT 10` and `COUNT 100`, `<start>` drawn from 4096 random existing IDs
+  (same sequence for every backend); `XPENDING s g1 <start> + 10`; `XAUTOCLAIM s g1 c2 0 <cursor>
+  COUNT 10` following the returned cursor through the PEL of N (the claimer alternates between c2
+  and c3 at each wrap, so every claim moves entries to another consumer at every N); `XREADGROUP GROUP g2 c1 COUNT 10
+  STREAMS s >` followed by `XACK` of the 10 IDs (one unit = both commands; `XACK alone` is timed
+  inside the loop; `XGROUP SETID g2 0` between batches, so a batch holds at most N/10 − 1 units);
+  `XADD s * …`; `XADD m MAXLEN ~ 1000 * …` (steady state: `m` stays near 1000 entries whatever N
+  is, so this row measures the same thing at every N); a pipeline (`transaction=False`) of 1000
+  `XADD s *` (unit: one XADD). After every batch of the writes to `s`, an untimed exact
+  `XTRIM s MAXLEN N` restores the size.
+* **Clock.** For the in-process backends (floor, ours, fakeredis) the figure is the CPU time of
+  this process (`time.process_time`), which other processes on the machine cannot inflate the way
+  they inflate wall-clock time (the run shares 2 CPUs with other work); it equals wall-clock time
+  on an idle machine, since nothing in these backends sleeps or waits. For the real server it is
+  wall-clock time (`time.perf_counter`): its work happens in the server process and the kernel.
+  Both clocks are recorded for every batch in `results.json`.
+* **Timing.** Per cell, 3 untimed warm-up units give a cost estimate; a batch then holds as many
+  units as fit in about {target_ms:.0f} ms (at most {max_units} units, at least 1); {repeat} timed
+  batches (`time.perf_counter`), each after an untimed reset and `gc.collect()`; the table shows
+  the **median µs per unit**. The datasets are moved to the permanent GC generation
+  (`gc.freeze()`) once built, so the collector does not rescan millions of objects of *other*
+  backends in every batch (the garbage collector stays on).
+* **Ratios**: *ours/floor* (≤ 1.5 is the target on XADD, XREADGROUP+XACK, XRANGE 10),
+  *fakeredis/ours* (how many times faster than fakeredis; target ≥ 4) and *real/ours* (> 1: faster
+  than the real server over loopback).
+* **Memory**: `tracemalloc` traced bytes after `gc.collect()`, before and after the prefill of
+  @MEMSIZE@ entries (→ bytes per entry) and after delivering all of them to one consumer
+  (→ bytes per pending entry), for ours and fakeredis; for the real server `INFO memory`
+  `used_memory` deltas (allocator-level, for orientation).
+* Raw samples, batch sizes and errors are in `results.json` next to this file.
+"""
+
+
+def markdown(results: Dict[str, Any], chosen: List[Any], note: str) -> str:
+    cfg, env = results["config"], results["env"]
+    sizes: List[int] = cfg["sizes"]
+    out: List[str] = ["# Benchmark results", ""]
+    out.append(
+        f"Produced by `python benchmarks/run.py{' --quick' if cfg['quick'] else ''}` "
+        f"({env['date']}, {results.get('elapsed_s', 0):.0f} s). µs per unit (median of {cfg['repeat']} batches); "
+        "lower is better. See the method below the tables."
+    )
+    out.append("")
+    out.append(
+        METHOD.replace("@TARGET@", f"{cfg['target_ms']:.0f}")
+        .replace("@MAXUNITS@", str(cfg["max_units"]))
+        .replace("@REPEAT@", str(cfg["repeat"]))
+        .replace("@MEMSIZE@", f"{cfg['mem_size']:,}")
+    )
+    out.append("## Environment\n")
+    for k, v in env.items():
+        out.append(f"* {k}: {v}")
+    if note:
+        out.append(f"* note: {note}")
+    out.append("")
+    for plabel in _plabels(results):
+        out.append(f"## {plabel}: µs per unit (median)\n")
+        out.append("| workload | N | floor | ours | fakeredis | real | ours/floor | fakeredis/ours | real/ours |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for wl in chosen:
+            rows: List[Tuple[str, Optional[str]]] = [(wl.label, None)]
+            if wl.name == "readgroup_ack":
+                rows.append(("└ XACK alone (inside the loop)", "XACK"))
+            for label, extra in rows:
+                for size in sizes:
+                    vals = {b: _med(results, plabel, wl.name, size, b, extra) for b in BACKENDS}
+                    errs = [f"{b}: {_cell(results, plabel, wl.name, size, b).get('error')}" for b in BACKENDS
+                            if _cell(results, plabel, wl.name, size, b).get("error")]
+                    cells = [_shown(results, plabel, wl.name, size, b, vals[b]) for b in BACKENDS]
+                    out.append(
+                        f"| {label} | {size_label(size)} | " + " | ".join(cells) + " | "
+                        + f"{ratio(vals['ours'], vals['floor'])} | {ratio(vals['fakeredis'], vals['ours'])} | "
+                        + f"{ratio(vals['real'], vals['ours'])} |"
+                    )
+                    for err in errs:
+                        out.append(f"| ↳ {err} | | | | | | | | |")
+        out.append("")
+    out.append(
+        f"† this in-process cell got less than {BUSY_SHARE:.0%} of a CPU during its batches (other processes ran on "
+        "the machine): its CPU-time figure stands, its wall-clock time (in `results.json`) was longer.\n"
+    )
+    out.append(scaling_md(results, chosen))
+    out.append(memory_md(results))
+    out.append(fills_md(results))
+    out.append("## Targets of issue 8 (first protocol above)\n")
+    out.append("```\n" + targets_text(results, chosen) + "\n```\n")
+    return "\n".join(out)
+
+
+def _shown(results: Dict[str, Any], plabel: str, wl: str, size: int, backend: str, value: Optional[float]) -> str:
+    cell = _cell(results, plabel, wl, size, backend)
+    if cell.get("error"):
+        return "error"
+    share = cell.get("cpu_share")
+    busy = cell.get("metric") == "cpu" and share is not None and share < BUSY_SHARE
+    return us(value) + ("†" if busy else "")
+
+
+def _scaling(results: Dict[str, Any], plabel: str, wl: str, size: int, base_size: int, backend: str,
+             extra: Optional[str] = None, normalized: bool = False) -> Optional[float]:
+    """cost(size) / cost(base_size); ``normalized``: each cost divided by the floor measured in the same batches."""
+    a = _med(results, plabel, wl, base_size, backend, extra)
+    b = _med(results, plabel, wl, size, backend, extra)
+    if not a or not b:
+        return None
+    if normalized:
+        fa = _med(results, plabel, wl, base_size, "floor", extra)
+        fb = _med(results, plabel, wl, size, "floor", extra)
+        if not fa or not fb:
+            return None
+        return (b / fb) / (a / fa)
+    return b / a
+
+
+def scaling_md(results: Dict[str, Any], chosen: List[Any]) -> str:
+    sizes = results["config"]["sizes"]
+    plabels = _plabels(results)
+    if len(sizes) < 2 or not plabels:
+        return ""
+    plabel = plabels[0]
+    lines = [f"## Scaling ({plabel}): cost at N ÷ cost at N = {size_label(sizes[0])}\n"]
+    lines.append(
+        "*raw*: the medians of the table above divided. *floor-normalized*: the same with each median first "
+        "divided by the floor's median of the same interleaved batches — the floor does not depend on N, so this "
+        "cancels the machine's load changing between sizes (which shifts raw figures by up to 2× on this shared "
+        "machine); it is the figure the scaling target below uses.\n"
+    )
+    head = "| workload | backend | " + " | ".join(size_label(s) for s in sizes[1:]) + " |"
+    lines += [head, "|---|---|" + "---:|" * (len(sizes) - 1)]
+    rows = [(w.name, w.label, None) for w in chosen]
+    rows.insert(next((i + 1 for i, r in enumerate(rows) if r[0] == "readgroup_ack"), len(rows)),
+                ("readgroup_ack", "└ XACK alone", "XACK"))
+    names = {w.name for w in chosen}
+    for name, label, extra in rows:
+        if name not in names:
+            continue
+        for backend, normalized in (("ours", True), ("ours", False), ("fakeredis", True), ("real", True)):
+            vals = [_scaling(results, plabel, name, s, sizes[0], backend, extra, normalized) for s in sizes[1:]]
+            if all(v is None for v in vals):
+                continue
+            how = "floor-normalized" if normalized else "raw"
+            lines.append(f"| {label} | {backend} ({how}) | " + " | ".join("—" if v is None else f"{v:.2f}×" for v in vals) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def memory_md(results: Dict[str, Any]) -> str:
+    mem = results.get("memory") or {}
+    if not mem:
+        return ""
+    lines = [f"## Memory ({mem['size']:,} entries)\n", "| backend | bytes / stream entry | bytes / pending entry | how |", "|---|---:|---:|---|"]
+    for name, how in (("ours", "tracemalloc"), ("fakeredis", "tracemalloc"), ("real", "INFO used_memory")):
+        if name in mem:
+            lines.append(f"| {name} | {mem[name]['entry']:.0f} | {mem[name]['pending']:.0f} | {how} |")
+    return "\n".join(lines) + "\n"
+
+
+def fills_md(results: Dict[str, Any]) -> str:
+    fills = results.get("fills") or {}
+    if not fills:
+        return ""
+    names = [b for b in BACKENDS if any(b in v for v in fills.values())]
+    lines = ["## Prefill rate (XADD/s, pipelines of 1000)\n", "| N | " + " | ".join(names) + " |", "|---:|" + "---:|" * len(names)]
+    for size, per in fills.items():
+        lines.append(f"| {size_label(int(size))} | " + " | ".join(f"{per[n]:,.0f}" if n in per else "—" for n in names) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ targets
+
+
+def targets_text(results: Dict[str, Any], chosen: List[Any]) -> str:
+    plabels = _plabels(results)
+    if not plabels:
+        return "no results"
+    plabel = plabels[0]
+    sizes = results["config"]["sizes"]
+    names = {w.name: w.label for w in chosen}
+    lines = [f"targets measured on {plabel}"]
+
+    def verdict(ok: Optional[bool]) -> str:
+        return "n/a " if ok is None else ("PASS" if ok else "FAIL")
+
+    # 1. ours <= 1.5x floor
+    worst: List[Tuple[float, str]] = []
+    for wl in FLOOR_TARGET:
+        if wl not in names:
+            continue
+        for s in sizes:
+            o, f = _med(results, plabel, wl, s, "ours"), _med(results, plabel, wl, s, "floor")
+            if o and f:
+                worst.append((o / f, f"{names[wl]} @ {size_label(s)}"))
+    if worst:
+        detail = ", ".join(f"{n} {r:.2f}×" for r, n in worst if n.endswith(f"{size_label(sizes[0])}"))
+        m = max(worst)
+        lines.append(f"[{verdict(m[0] <= 1.5)}] ours ≤ 1.5× floor on XADD, XREADGROUP+XACK, XRANGE 10: worst {m[0]:.2f}× ({m[1]}); at N={size_label(sizes[0])}: {detail}")
+    # 2. >= 4x faster than fakeredis on every workload
+    speed: List[Tuple[float, str]] = []
+    for wl in names:
+        for s in sizes:
+            o, fr = _med(results, plabel, wl, s, "ours"), _med(results, plabel, wl, s, "fakeredis")
+            if o and fr:
+                speed.append((fr / o, f"{names[wl]} @ {size_label(s)}"))
+    if speed:
+        m = min(speed)
+        lines.append(f"[{verdict(m[0] >= 4)}] ≥ 4× faster than fakeredis on every workload: worst {m[0]:.2f}× ({m[1]}), best {max(speed)[0]:.0f}×")
+    # 3. faster than the real server
+    real: List[Tuple[float, str]] = []
+    for wl in names:
+        for s in sizes:
+            o, rl = _med(results, plabel, wl, s, "ours"), _med(results, plabel, wl, s, "real")
+            if o and rl:
+                real.append((rl / o, f"{names[wl]} @ {size_label(s)}"))
+    if real:
+        m = min(real)
+        lines.append(f"[{verdict(m[0] > 1)}] faster than the real server over loopback: worst real/ours {m[0]:.2f}× ({m[1]})")
+    else:
+        lines.append("[n/a ] faster than the real server: no real server in this run")
+    # 4. scaling (floor-normalized; raw in parentheses)
+    if len(sizes) >= 2:
+        parts, ok = [], True
+        for wl, extra in SCALING:
+            if wl not in names:
+                continue
+            norm = _scaling(results, plabel, wl, sizes[-1], sizes[0], "ours", extra, normalized=True)
+            raw = _scaling(results, plabel, wl, sizes[-1], sizes[0], "ours", extra)
+            if norm is not None:
+                ok = ok and norm <= 1.5
+                parts.append(f"{extra or names[wl]} {norm:.2f}× (raw {raw:.2f}×)")
+        lines.append(f"[{verdict(ok if parts else None)}] cost at N={size_label(sizes[-1])} ≤ 1.5× cost at "
+                     f"N={size_label(sizes[0])} (floor-normalized): " + ", ".join(parts))
+    # 5. memory
+    mem = results.get("memory") or {}
+    if "ours" in mem and "fakeredis" in mem:
+        o, f = mem["ours"]["entry"], mem["fakeredis"]["entry"]
+        lines.append(f"[{verdict(o <= f)}] memory per entry no worse than fakeredis: ours {o:.0f} B, fakeredis {f:.0f} B"
+                     f" (pending entry: ours {mem['ours']['pending']:.0f} B, fakeredis {mem['fakeredis']['pending']:.0f} B)")
+    return "\n".join(lines)
