@@ -500,12 +500,20 @@ class StreamsSocketMixin:
 
     def _process_command(self, fields: Any) -> None:
         session = self._sf_session
-        if session is not None and fields:
-            faults = session.server.faults
-            if faults is not None and self._sf_fault(faults, session, fields):
-                return
-        self._sf_fields = fields  # argv as typed (fakeredis lower-cases names): error texts quote it
-        super()._process_command(fields)  # type: ignore[misc]
+        if session is None:
+            super()._process_command(fields)  # type: ignore[misc]
+            return
+        if not session.enter():  # closed meanwhile by another thread
+            return
+        try:
+            if fields:
+                faults = session.server.faults
+                if faults is not None and self._sf_fault(faults, session, fields):
+                    return
+            self._sf_fields = fields  # argv as typed (fakeredis lower-cases names): error texts quote it
+            super()._process_command(fields)  # type: ignore[misc]
+        finally:
+            session.leave()
 
     def _sf_fault(self, faults: Any, session: Any, fields: Any) -> bool:
         """``faults.on_command`` (outside the lock): True if it answered an error instead of the command.
@@ -533,13 +541,15 @@ class StreamsSocketMixin:
         super().sendall(data)  # type: ignore[misc]
 
     def close(self) -> None:
-        """Closed by its connection (any thread, maybe from GC): tell the session; idempotent."""
+        """Closed by its connection (any thread, maybe from GC); idempotent. fakeredis's close waits for a
+        command of this socket still running in another thread (see ``Session.request_close``)."""
         session = self._sf_session
-        if session is not None:
-            session.on_close()
-        if getattr(self, "_server", None) is None:
-            return
-        super().close()  # type: ignore[misc]
+        if session is None or session.request_close():
+            self._sf_close_now()
+
+    def _sf_close_now(self) -> None:
+        if getattr(self, "_server", None) is not None:
+            super().close()  # type: ignore[misc]
 
     def shutdown(self, how: Any) -> None:
         try:

@@ -282,6 +282,16 @@ class BlockingRegistry:
             self._serve(waiter, key)
 
     def _serve(self, waiter: Waiter, key: bytes) -> None:
+        session = waiter.session
+        if not session.enter():  # its connection closed meanwhile
+            self._remove(waiter)
+            return
+        try:
+            self._serve_entered(waiter, key)
+        finally:
+            session.leave()
+
+    def _serve_entered(self, waiter: Waiter, key: bytes) -> None:
         r70 = waiter.req.saved is not None and not self._server.profile.has("blocked_reprocess")
         if not r70:
             self._remove(waiter)

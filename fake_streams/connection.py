@@ -117,6 +117,8 @@ class FakeStreamsConnection(_Common, _fakeredis.SyncConnectionBase):
     def read_response(self, disable_decoding: bool = False, **kwargs: Any) -> Any:
         """The next reply, waiting at most ``socket_timeout`` (``timeout=`` overrides it; None = forever)."""
         sock = self._sock
+        if sock is None:  # closed by another thread before this one got to read
+            raise self._sf_closed_error()
         session = getattr(sock, "_sf_session", None)
         if session is None:
             return super().read_response(disable_decoding=disable_decoding, **kwargs)
@@ -149,13 +151,17 @@ class FakeStreamsConnection(_Common, _fakeredis.SyncConnectionBase):
             except queue.Empty:
                 raise redis.exceptions.TimeoutError("Timeout reading from socket") from None
         if item is CLOSED_BY_CLIENT:  # closed from another thread while this one waited
-            if "hiredis" in type(self._parser).__name__.lower():
-                raise redis.exceptions.ConnectionError(_SERVER_CLOSED)
-            raise ValueError("I/O operation on closed file.")
+            raise self._sf_closed_error()
         error = _item_error(item)
         if error is not None:
             raise error
         return item
+
+    def _sf_closed_error(self) -> BaseException:
+        """What redis-py raises in a read whose socket another thread closed (integration doc §3.2, e14)."""
+        if "hiredis" in type(self._parser).__name__.lower():
+            return redis.exceptions.ConnectionError(_SERVER_CLOSED)
+        return ValueError("I/O operation on closed file.")  # the pure-Python parser's closed buffer
 
     def activate_maint_notifications_handling_if_enabled(self, *args: Any, **kwargs: Any) -> None:
         return None

@@ -14,14 +14,18 @@ How a parked command's reply reaches redis-py:
 * **asyncio** — the same, but the reply is queued and the parser resumed on the socket's event loop
   (``loop.call_soon_threadsafe``), so writers in other threads or loops wake it.
 
-Closing: the socket's ``close`` calls :meth:`Session.on_close` (any thread, maybe from GC): the
-registration is dropped and a reader still waiting is woken with :data:`CLOSED_BY_CLIENT`.
+Closing: the socket's ``close`` calls :meth:`Session.request_close` (any thread, maybe from GC): the
+registration is dropped and a reader still waiting is woken with :data:`CLOSED_BY_CLIENT`. fakeredis's
+own ``close`` (which drops the socket's server and database) waits until no command of this socket is
+running — its own (:meth:`Session.enter` / :meth:`Session.leave` around each command) or a re-run of
+its parked command by another client — and is then done by whoever leaves last.
 
 This module imports nothing from fakeredis; it reaches the socket through :mod:`._fakeredis`.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, List
 
 import redis.exceptions
@@ -47,7 +51,8 @@ CLOSED_BY_CLIENT = _ClosedByClient()
 class Session:
     """One connection as :meth:`FakeStreamsServer.execute` sees it (the ``Session`` protocol of server.py)."""
 
-    __slots__ = ("_sock", "server", "depth", "from_script", "unit", "alive", "resume_pending", "__weakref__")
+    __slots__ = ("_sock", "server", "depth", "from_script", "unit", "alive", "resume_pending", "_state", "_busy",
+                 "_close_pending", "_closed", "__weakref__")
 
     def __init__(self, sock: Any, server: Any) -> None:
         self._sock = sock
@@ -57,6 +62,10 @@ class Session:
         self.unit: Any = None  # the current execution unit (server.ExecUnit)
         self.alive = True  # False once the connection is closed (either side)
         self.resume_pending = False  # sync: the parser waits for the owner thread to resume it
+        self._state = threading.Lock()  # guards the four fields below (a leaf lock)
+        self._busy = 0  # commands of this socket running now (its own, or a re-run by another client)
+        self._close_pending = False
+        self._closed = False
 
     # ------------------------------------------------------------------------------- identity
     @property
@@ -137,8 +146,40 @@ class Session:
     def resume_if_pending(self) -> None:
         """Owner thread (sync): let the parser run the commands queued behind a served blocking one."""
 
+    # -------------------------------------------------------------------------------- closing
+    def enter(self) -> bool:
+        """A command of this socket starts running (False: the socket is closed, do not run it)."""
+        with self._state:
+            if self._closed:
+                return False
+            self._busy += 1
+            return True
+
+    def leave(self) -> None:
+        with self._state:
+            self._busy -= 1
+            close_now = self._busy == 0 and self._close_pending
+            if close_now:
+                self._close_pending = False
+                self._closed = True
+        if close_now:
+            self._sock._sf_close_now()
+
+    def request_close(self) -> bool:
+        """The connection closes the socket (any thread, maybe GC): True if it may be closed right now,
+        False if a running command will close it when it ends (or it is closed already)."""
+        self.on_close()
+        with self._state:
+            if self._closed or self._close_pending:
+                return False
+            if self._busy:
+                self._close_pending = True
+                return False
+            self._closed = True
+            return True
+
     def on_close(self) -> None:
-        """The socket is being closed (any thread, maybe GC): unregister and wake a waiting reader."""
+        """Unregister a parked command and wake a reader still waiting for its reply."""
         if not self.alive:
             return
         self.alive = False
