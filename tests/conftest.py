@@ -27,7 +27,6 @@ import redis
 import redis.asyncio
 
 from fake_streams import FakeStreamsServer, ManualClock
-from pytest_plugin import fake_redis_streams  # noqa: F401  (the plugin may not be installed as a package)
 
 REDIS_PY = tuple(int(p) for p in redis.__version__.split(".")[:2])
 #: ``protocol=`` exists from redis-py 5.0
