@@ -391,6 +391,21 @@ def kill(sock: Any) -> None:
         sock._killed = True
 
 
+def end_fakeredis_block(sock: Any, lock: Any) -> None:
+    """A socket closed while fakeredis's own blocking command (BLPOP …) waits in its thread: end that
+    wait as CLIENT UNBLOCK does, so the command returns and the close completes. Waits at most 50 ms
+    for the lock (a caller holding it, e.g. a TCP release, wakes the database itself)."""
+    if not getattr(sock, "_blocked", False) or not lock.acquire(timeout=0.05):
+        return
+    try:
+        db = getattr(sock, "_db", None)
+        if getattr(sock, "_blocked", False) and db is not None:
+            sock._unblock_reason = b"timeout"
+            _wake(db)
+    finally:
+        lock.release()
+
+
 def socket_loop(sock: Any) -> Any:
     """The event loop an asyncio fakeredis socket belongs to."""
     loop = getattr(sock, "_event_loop", None)

@@ -133,6 +133,7 @@ class BlockingRegistry:
         self._deadlines: List[Tuple[int, int, Waiter]] = []  # server-clock ms
         self._safety: List[Tuple[float, int, Waiter]] = []  # time.monotonic()
         self._expiry: List[Tuple[float, int, Any, bytes]] = []  # wall-clock s (fakeredis expiry), (db, key)
+        self._expiry_at: Dict[QueueKey, float] = {}  # what _expiry holds per key (no duplicates)
         self._touched: Dict[QueueKey, Any] = {}  # key written this command -> value before
         self._dead: List[Any] = []  # sessions closed without the lock (append is atomic)
         self._pending: Optional[Deque[QueueKey]] = None  # ready keys while serving
@@ -220,15 +221,14 @@ class BlockingRegistry:
                 continue
             first = next(iter(queue))
             new = first.keyspace.peek(item[1])
-            if new is old:
+            nokey = any(w.req.unblock_on_nokey for w in queue)
+            if new is not None and nokey:  # a TTL set or changed: wake XREADGROUP clients when it expires
+                self._watch_expiry(first.keyspace, item[1])
+            if new is old:  # modified in place (XADD signals itself) or only its TTL changed
                 continue
-            if isinstance(new, Stream) or (
-                isinstance(old, Stream) and any(w.req.unblock_on_nokey for w in queue)
-            ):
+            if isinstance(new, Stream) or (isinstance(old, Stream) and nokey):
                 if item not in unit.ready:
                     unit.ready.append(item)
-            if new is not None and any(w.req.unblock_on_nokey for w in queue):
-                self._watch_expiry(first.keyspace, item[1])
 
     # ------------------------------------------------------------------------------- serving
     def finish_unit(self, unit: Any) -> None:
@@ -377,7 +377,9 @@ class BlockingRegistry:
     def _watch_expiry(self, keyspace: Any, key: bytes) -> None:
         """Wake XREADGROUP clients when ``key`` expires (fakeredis expires keys lazily, on the wall clock)."""
         expireat = keyspace.expireat(key)
-        if expireat is not None:
+        item = (keyspace.ident, key)
+        if expireat is not None and self._expiry_at.get(item) != expireat:
+            self._expiry_at[item] = expireat
             heapq.heappush(self._expiry, (expireat, next(self._seq), keyspace, key))
             self._timer.due(expireat - time.time())
 
@@ -402,7 +404,9 @@ class BlockingRegistry:
         expired: List[Tuple[Any, bytes]] = []
         while self._expiry and (self._expiry[0][0] <= wall or (self._expiry[0][2].ident, self._expiry[0][3])
                                 not in self._queues):
-            _, _, keyspace, key = heapq.heappop(self._expiry)
+            at, _, keyspace, key = heapq.heappop(self._expiry)
+            if self._expiry_at.get((keyspace.ident, key)) == at:
+                del self._expiry_at[(keyspace.ident, key)]
             if (keyspace.ident, key) in self._queues:
                 expired.append((keyspace, key))
         if self._expiry:

@@ -172,11 +172,14 @@ class Session:
         with self._state:
             if self._closed or self._close_pending:
                 return False
-            if self._busy:
+            busy = self._busy > 0
+            if busy:
                 self._close_pending = True
-                return False
-            self._closed = True
-            return True
+            else:
+                self._closed = True
+        if busy:  # maybe a fakeredis blocking command (BLPOP …) parked in its thread: end it
+            _fakeredis.end_fakeredis_block(self._sock, self.server.backend.lock)
+        return not busy
 
     def on_close(self) -> None:
         """Unregister a parked command and wake a reader still waiting for its reply."""
