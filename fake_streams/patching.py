@@ -150,6 +150,12 @@ class FakeNetwork:
                 self._servers[address] = server
             return server
 
+    def alias(self, address: str, server: FakeStreamsServer) -> None:
+        """Make ``address`` reach ``server`` too (e.g. the TCP address it is served on, so patched in-process
+        clients of that URL share its state instead of getting a server of their own)."""
+        with self._lock:
+            self._servers[address] = server
+
     def server_for(self, url: str = "redis://localhost:6379") -> FakeStreamsServer:
         """The server a client of ``url`` (``redis://``, ``rediss://``, ``unix://``, or ``host[:port]``) reaches."""
         return self.server_at(parse_address(url)[0])
@@ -162,7 +168,7 @@ class FakeNetwork:
     def close(self) -> None:
         """Close every server (their clients get ConnectionError from now on)."""
         with self._lock:
-            servers = list(self._servers.values())
+            servers = list({id(s): s for s in self._servers.values()}.values())
         for server in servers:
             server.close()
 

@@ -28,6 +28,7 @@ class FakeRedisStreams:
     * ``.stream(key)``, ``.group(key, name)``, ``.streams()``, ``.assert_all_acked(...)`` — frozen views.
     * ``.faults`` — :class:`~fake_streams.faults.Faults` of ``.server`` (``fail_next``, ``drop``, ``outage``).
     * ``.connection_class`` / ``.async_connection_class`` — to inject where code takes a connection class.
+    * ``.serve()`` — the same server over TCP for subprocesses and non-Python clients; returns its URL.
     """
 
     real = False
@@ -42,6 +43,7 @@ class FakeRedisStreams:
         self._client: Any = None
         self._async_clients: List[Any] = []
         self._closed = False
+        self._tcp: List[Any] = []
         self._patch: Optional[PoolPatch] = None
         if options.patch:
             self._patch = PoolPatch(self.network.sync_class, self.network.async_class, options.passthrough_hosts)
@@ -138,6 +140,19 @@ class FakeRedisStreams:
         """Wait (real time, bounded) until ``n`` clients are blocked on ``.server``."""
         return self.server.wait_until_blocked(n, timeout_s)
 
+    def serve(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        """Serve ``.server`` over TCP (RESP2/RESP3) and return its ``redis://`` URL; closed at teardown.
+
+        Subprocesses, redis-cli or non-Python services reach the same state as ``.client``.
+        """
+        from fake_streams.tcp import serve
+
+        handle = serve(self.server, host=host, port=port)
+        self._tcp.append(handle)
+        # patched in-process clients of this URL must reach the same server, not a new one at that address
+        self.network.alias(parse_address(handle.url)[0], self.server)
+        return handle.url
+
     @property
     def faults(self) -> Faults:
         """Fault injection on ``.server`` (``server_for(url).faults`` for another address)."""
@@ -177,6 +192,8 @@ class FakeRedisStreams:
                 self._client.close()
             for client in self._async_clients:
                 close_async(client)
+            for handle in self._tcp:
+                handle.close()
         finally:
             if self._patch is not None:
                 self._patch.uninstall()
