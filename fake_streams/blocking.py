@@ -186,7 +186,14 @@ class BlockingRegistry:
                     if not queue:
                         del self._queues[(ident, key)]
             self._cond.notify_all()
+            idle = not self._waiters
         waiter.session.set_blocked(False)
+        if idle and (self._deadlines or self._safety or self._expiry):
+            self._deadlines.clear()  # every entry is stale now: let the timer thread end
+            self._safety.clear()
+            self._expiry.clear()
+            self._expiry_at.clear()
+            self._timer.kick()
         return True
 
     def _live(self, waiter: Waiter) -> bool:
@@ -491,6 +498,13 @@ class _Timer:
                 self._next_at = at
                 self._thread.start()
             elif self._next_at is None or at < self._next_at:
+                self._kicked = True
+                self._cond.notify_all()
+
+    def kick(self) -> None:
+        """Make a sleeping thread re-check now (it ends if nothing is left to wait for)."""
+        with self._cond:
+            if self._thread is not None:
                 self._kicked = True
                 self._cond.notify_all()
 
