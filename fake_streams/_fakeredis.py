@@ -463,9 +463,9 @@ class Router:
 
     def resolve(self, cmd_name: str) -> Tuple[str, Optional[str]]:
         """``(kind, name)``: kind is "spec", "container", "unknown_sub", "refuse" or "fakeredis"."""
-        base, _, sub = cmd_name.partition(" ")
+        base, sep, sub = cmd_name.partition(" ")
         if base in self.containers:
-            if not sub:
+            if not sep:  # "xinfo " (an empty subcommand name) is an unknown subcommand, not the bare container
                 return "container", base
             full = f"{base}|{sub}"
             return ("spec", full) if full in self.specs else ("unknown_sub", base)
