@@ -44,6 +44,7 @@ from fakeredis._helpers import NoResponse, SimpleError, SimpleString, compile_pa
 from fakeredis.model import BaseModel
 
 from .commands.base import CommandSpec
+from .dbhooks import hook_database
 from .errors import ReplyError
 from .reply import Status
 from .stream import Stream
@@ -131,82 +132,6 @@ def _wake(db: Any) -> None:
         callback()
 
 
-def _hooked_class(base: type) -> type:
-    """A subclass of fakeredis's ``Database`` class ``base`` that reports writes to the blocking registry.
-
-    ``notify_watch`` (every write, incl. FLUSHALL), ``__setitem__`` (MOVE / COPY write the target
-    directly), ``swap`` (SWAPDB) and the two lazy-expiry paths (``__getitem__``, ``_remove_expired``)
-    call ``registry.touched(db, key, value_before)``. O(1) per write; the expiry sweep adds O(w) for w
-    keys with blocked clients in this database. (A direct subclass, so instances can switch class.)
-    """
-
-    class StreamsDatabase(base):  # type: ignore[valid-type, misc]
-        _sf_registry: Any = None
-
-        def notify_watch(self, key: bytes) -> None:
-            registry = self._sf_registry
-            if registry is not None:
-                registry.touched(self, key, _raw_value(self, key))
-            super().notify_watch(key)
-
-        def __setitem__(self, key: bytes, value: Any) -> None:
-            registry = self._sf_registry
-            if registry is not None:
-                registry.touched(self, key, _raw_value(self, key))
-            super().__setitem__(key, value)
-
-        def swap(self, other: Any) -> None:
-            registry = self._sf_registry
-            if registry is not None:
-                for db in (self, other):
-                    for key in registry.watched_keys(db):
-                        registry.touched(db, key, _raw_value(db, key))
-            super().swap(other)
-
-        def __getitem__(self, key: bytes) -> Any:
-            registry = self._sf_registry
-            if registry is None:
-                return super().__getitem__(key)
-            item = self._dict.get(key)
-            try:
-                return super().__getitem__(key)
-            except KeyError:
-                if item is not None and key not in self._dict:  # expired just now
-                    registry.touched(self, key, item.value)
-                raise
-
-        def _remove_expired(self) -> None:
-            registry = self._sf_registry
-            raw = self._dict
-            watched = registry.watched_keys(self) if registry is not None else ()
-            before = [(key, raw[key]) for key in watched if key in raw]
-            super()._remove_expired()
-            for key, item in before:
-                if key not in raw:
-                    registry.touched(self, key, item.value)
-
-    return StreamsDatabase
-
-
-def _raw_value(db: Any, key: bytes) -> Any:
-    item = db._dict.get(key)
-    return None if item is None else item.value
-
-
-_HOOKED_CLASSES: Dict[type, type] = {}
-
-
-def _hook(db: Any, registry: Any) -> Any:
-    base = type(db)
-    if base not in _HOOKED_CLASSES.values():
-        cls = _HOOKED_CLASSES.get(base)
-        if cls is None:
-            cls = _HOOKED_CLASSES[base] = _hooked_class(base)
-        db.__class__ = cls
-    db._sf_registry = registry
-    return db
-
-
 class Keyspace:
     """One fakeredis database as handlers' contexts see it. All methods need the backend lock."""
 
@@ -283,9 +208,9 @@ class Backend:
         """Every database (now and created later, e.g. by SELECT) reports key writes to ``registry``."""
         dbs = self.fake.dbs
         factory = dbs.default_factory
-        dbs.default_factory = lambda: _hook(factory(), registry)
+        dbs.default_factory = lambda: hook_database(factory(), registry)
         for db in list(dbs.values()):
-            _hook(db, registry)
+            hook_database(db, registry)
 
     def new_stream(self) -> StreamValue:
         """An empty stream value bound to this server's CONFIG."""
