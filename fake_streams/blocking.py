@@ -9,7 +9,7 @@ no polling. It leaves on exactly one of these paths, each of which removes every
   it (:meth:`_visit`); the reply (data, NOGROUP, WRONGTYPE …) is delivered to its socket;
 * **timeout** — its deadline on the *server clock* passes: nil. A ManualClock expires deadlines the
   moment it is moved (:meth:`on_clock_change`); the SystemClock has one timer thread per server,
-  started on demand and gone when nothing waits (:class:`_Timer`);
+  started on demand and gone when nothing waits (:class:`fake_streams.timer.Timer`);
 * **CLIENT UNBLOCK** ``TIMEOUT`` (nil) / ``ERROR`` (``-UNBLOCKED …``) — :meth:`unblock`;
 * **connection closed** by the client (redis-py disconnect, task cancellation, socket_timeout) —
   :meth:`drop`; or by the server (``close()``, ``connected = False``) — :meth:`release_all`;
@@ -43,6 +43,7 @@ import heapq
 import itertools
 import threading
 import time
+import traceback
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Deque, Dict, List, Optional, Set, Tuple
@@ -52,6 +53,7 @@ import redis.exceptions
 from .commands.base import BlockRequest
 from .errors import ReplyError
 from .stream import Stream
+from .timer import Timer
 
 #: Default real-time limit (seconds) of a blocked call; see :class:`BlockSafetyError`.
 DEFAULT_BLOCK_SAFETY_S = 60.0
@@ -140,7 +142,7 @@ class BlockingRegistry:
         self._pending_set: Set[QueueKey] = set()
         self._seq = itertools.count()
         self._cond = threading.Condition()
-        self._timer = _Timer(self)
+        self._timer = Timer(self, server.backend.lock)
         self.closed = False
 
     # ------------------------------------------------------------------------------- parking
@@ -267,7 +269,10 @@ class BlockingRegistry:
             while pending:
                 item = pending.popleft()
                 self._pending_set.discard(item)
-                self._visit(item)
+                try:
+                    self._visit(item)
+                except Exception:  # a bug: keep the writer's command intact, report it like a handler's
+                    self._server.internal_errors.append(("blocking", [item[1]], traceback.format_exc()))
         finally:
             self._pending = None
             self._pending_set = set()
@@ -470,67 +475,6 @@ class BlockingRegistry:
         """Stop the timer thread (at most ~1 s). The clients must have been released already."""
         self.closed = True
         self._timer.stop()
-
-
-class _Timer:
-    """One daemon thread per server, alive only while something waits on real time.
-
-    It sleeps on a condition until the nearest due time (a SystemClock deadline, a safety limit, a
-    key expiry), runs :meth:`BlockingRegistry.run_due` under the backend lock, and exits when nothing
-    is left to wait for. :meth:`due` (lock held) starts it or wakes it for an earlier item.
-    """
-
-    def __init__(self, registry: BlockingRegistry) -> None:
-        self._registry = registry
-        self._cond = threading.Condition()
-        self._thread: Optional[threading.Thread] = None
-        self._kicked = False
-        self._stopped = False
-        self._next_at: Optional[float] = None  # time.monotonic() the thread sleeps until
-
-    def due(self, in_s: float) -> None:
-        at = time.monotonic() + max(0.0, in_s)
-        with self._cond:
-            if self._stopped:
-                return
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="fake-streams-timer", daemon=True)
-                self._next_at = at
-                self._thread.start()
-            elif self._next_at is None or at < self._next_at:
-                self._kicked = True
-                self._cond.notify_all()
-
-    def kick(self) -> None:
-        """Make a sleeping thread re-check now (it ends if nothing is left to wait for)."""
-        with self._cond:
-            if self._thread is not None:
-                self._kicked = True
-                self._cond.notify_all()
-
-    def _run(self) -> None:
-        lock = self._registry._server.backend.lock
-        while True:
-            with lock:
-                wait = None if self._stopped else self._registry.run_due()
-                with self._cond:
-                    if wait is None or self._stopped:
-                        self._thread = None
-                        self._next_at = None
-                        return
-                    self._next_at = time.monotonic() + wait
-            with self._cond:
-                if not self._kicked and not self._stopped:
-                    self._cond.wait(max(wait, 0.0))
-                self._kicked = False
-
-    def stop(self) -> None:
-        with self._cond:
-            self._stopped = True
-            thread = self._thread
-            self._cond.notify_all()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(1.0)
 
 
 __all__ = ["BLOCKED", "BlockSafetyError", "BlockedClient", "BlockingRegistry", "DEFAULT_BLOCK_SAFETY_S"]

@@ -204,3 +204,32 @@ def _blocked_clients(p: Any) -> tuple:
     if p.server is None:
         return real, real
     return real, int(parse_info(p.fake("INFO", "clients")).get("blocked_clients", "0"))
+
+
+def test_rename_away_releases_a_blocked_xreadgroup_of_the_source_key(pair):
+    _group(pair, key="mystream", group="mygroup")
+    rd = pair.connect()
+    rd.send("XREADGROUP", "GROUP", "mygroup", "Alice", "BLOCK", "0", "STREAMS", "mystream", ">")
+    pair.wait_blocked(1)
+    pair.same("RENAME", "mystream", "elsewhere")
+    read_released(pair, rd, "XREADGROUP_NOGROUP")
+
+
+def test_copy_onto_the_key_serves_a_blocked_xread(pair):
+    pair.same("XADD", "src", "7-1", "f", "v")
+    rd = pair.connect()
+    rd.send("XREAD", "BLOCK", "0", "STREAMS", "dst", "$")
+    pair.wait_blocked(1)
+    assert pair.same("COPY", "src", "dst") == 1
+    assert stream_pairs(rd.read()) == [[b"dst", [[b"7-1", [b"f", b"v"]]]]]
+
+
+def test_swapdb_bringing_a_stream_in_serves_a_blocked_xread(pair):
+    pair.same("SELECT", "5")
+    pair.same("XADD", "s", "3-1", "f", "v")
+    pair.same("SELECT", "0")
+    rd = pair.connect()
+    rd.send("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    pair.wait_blocked(1)
+    pair.same("SWAPDB", "0", "5")
+    assert stream_pairs(rd.read()) == [[b"s", [[b"3-1", [b"f", b"v"]]]]]
