@@ -177,9 +177,6 @@ class Keyspace:
         """``signalModifiedKey``: dirty WATCHers of ``key`` and wake blocked readers (TTL untouched)."""
         self._db.notify_watch(key)
 
-    def wake(self) -> None:
-        _wake(self._db)
-
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Keyspace) and other._db is self._db
 
@@ -239,22 +236,15 @@ class Backend:
             db.clear()
 
     def wake(self) -> None:
-        """Wake every blocked client of every database. Lock held."""
+        """Wake fakeredis's own blocked clients (BLPOP …) of every database. Lock held."""
         for db in list(self.fake.dbs.values()):
             _wake(db)
 
     def shutdown(self) -> None:
-        """Refuse further commands and connections (ConnectionError), then wake blocked clients."""
+        """Refuse further commands and connections (ConnectionError), then wake fakeredis's blocked clients."""
         self.fake.connected = False
         with self.lock:
             self.wake()
-
-
-def refresh_time(fake: Any) -> None:
-    """Set fakeredis's per-command expiry clock (it does so per command; blocked re-runs need it too)."""
-    now = time.time()
-    for db in fake.dbs.values():
-        db.time = now
 
 
 def to_wire(reply: Any) -> Any:

@@ -53,7 +53,7 @@ import redis.exceptions
 from .commands.base import BlockRequest
 from .errors import ReplyError
 from .stream import Stream
-from .timer import Timer
+from .timer import Timer, real_monotonic
 
 #: Default real-time limit (seconds) of a blocked call; see :class:`BlockSafetyError`.
 DEFAULT_BLOCK_SAFETY_S = 60.0
@@ -113,7 +113,7 @@ class Waiter:
         self.argv = argv
         self.deadline_ms = deadline_ms
         self.safety_at = safety_at
-        self.blocked_at = time.monotonic()
+        self.blocked_at = real_monotonic()
         self.seq = seq
 
     def record(self) -> BlockedClient:
@@ -133,7 +133,7 @@ class BlockingRegistry:
         self._queues: Dict[QueueKey, Dict[Waiter, None]] = {}  # insertion-ordered: the FIFO
         self._waiters: Dict[Any, Waiter] = {}  # session -> its registration
         self._deadlines: List[Tuple[int, int, Waiter]] = []  # server-clock ms
-        self._safety: List[Tuple[float, int, Waiter]] = []  # time.monotonic()
+        self._safety: List[Tuple[float, int, Waiter]] = []  # real_monotonic()
         self._expiry: List[Tuple[float, int, Any, bytes]] = []  # wall-clock s (fakeredis expiry), (db, key)
         self._expiry_at: Dict[QueueKey, float] = {}  # what _expiry holds per key (no duplicates)
         self._touched: Dict[QueueKey, Any] = {}  # key written this command -> value before
@@ -150,7 +150,7 @@ class BlockingRegistry:
         """Park ``session`` on ``req.keys`` (lock held). ``argv``: the command as typed (its first
         ``len(argv) - len(req.args)`` items are re-used for re-runs). Deadline = ``now_ms + timeout``."""
         deadline = None if req.timeout_ms == 0 else now_ms + req.timeout_ms
-        safety = None if self.safety_s is None else time.monotonic() + self.safety_s
+        safety = None if self.safety_s is None else real_monotonic() + self.safety_s
         prefix = list(argv[: len(argv) - len(req.args)])
         self._register(Waiter(session, spec, prefix, req, session.keyspace, list(argv), deadline, safety,
                               next(self._seq)))
@@ -169,7 +169,7 @@ class BlockingRegistry:
                 self._timer.due(self._deadline_wait(waiter.deadline_ms))
         if waiter.safety_at is not None:
             heapq.heappush(self._safety, (waiter.safety_at, waiter.seq, waiter))
-            self._timer.due(waiter.safety_at - time.monotonic())
+            self._timer.due(waiter.safety_at - real_monotonic())
         if waiter.req.unblock_on_nokey:
             for key in waiter.keys:
                 self._watch_expiry(waiter.keyspace, key)
@@ -405,7 +405,7 @@ class BlockingRegistry:
                 heapq.heappop(self._deadlines)
             if self._deadlines:
                 waits.append(self._deadline_wait(self._deadlines[0][0]))
-        mono = time.monotonic()
+        mono = real_monotonic()
         while self._safety and (self._safety[0][0] <= mono or not self._live(self._safety[0][2])):
             _, _, waiter = heapq.heappop(self._safety)
             if self._remove(waiter):
@@ -460,10 +460,10 @@ class BlockingRegistry:
 
     def wait_until(self, n: int, timeout_s: float) -> List[BlockedClient]:
         """Wait (on a condition, no polling) until at least ``n`` clients are blocked."""
-        deadline = time.monotonic() + timeout_s
+        deadline = real_monotonic() + timeout_s
         with self._cond:
             while sum(1 for w in self._waiters.values() if w.session.alive) < n:
-                remaining = deadline - time.monotonic()
+                remaining = deadline - real_monotonic()
                 if remaining <= 0:
                     have = sum(1 for w in self._waiters.values() if w.session.alive)
                     raise TimeoutError(f"fake_streams: {have} client(s) blocked after {timeout_s:g} s; "

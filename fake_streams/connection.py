@@ -16,7 +16,8 @@ bounds the wait for the reply of a blocked XREAD/XREADGROUP (``TimeoutError``, t
 dropped, redis-py's ``Retry`` re-sends as it would to a server); closing the connection from another
 thread or task ends the wait (sync: ``ConnectionError`` with the hiredis parser, ``ValueError('I/O
 operation on closed file.')`` with the pure-Python one, as redis-py does on a real socket; asyncio:
-``ConnectionError``); a cancelled read drops the connection, as redis-py does.
+``ConnectionError``); a cancelled read drops the connection, as redis-py does. Reconnecting to a
+closed server fails with ConnectionError and stops that connection's retries (it is gone for good).
 """
 
 from __future__ import annotations
@@ -96,6 +97,19 @@ class _Common:
         return response
 
 
+def _refuse_if_closed(conn: Any) -> None:
+    """A closed server never comes back: (re)connecting fails with ConnectionError, and this connection's
+    own Retry (a per-connection copy) is set to give up, so a call that was blocked when the server
+    closed ends at once instead of retrying with backoff for a minute (``connected = False`` is the
+    "server down" that redis-py retries, as against a real server)."""
+    server = conn.streams_server
+    if server.closed:
+        update = getattr(getattr(conn, "retry", None), "update_retries", None)
+        if update is not None:
+            update(0)
+        raise redis.exceptions.ConnectionError(f"{server!r} is closed")
+
+
 def _item_error(item: Any) -> Optional[BaseException]:
     """An exception queued instead of a reply that must end the connection (not an error reply)."""
     if isinstance(item, BaseException) and not isinstance(item, redis.exceptions.ResponseError):
@@ -112,6 +126,7 @@ class FakeStreamsConnection(_Common, _fakeredis.SyncConnectionBase):
         super().__init__(server=server.backend.fake, **kwargs)
 
     def _connect(self) -> Any:
+        _refuse_if_closed(self)
         return _fakeredis.attach(super()._connect(), self.streams_server)
 
     def read_response(self, disable_decoding: bool = False, **kwargs: Any) -> Any:
@@ -176,6 +191,7 @@ class FakeStreamsAsyncConnection(_Common, _fakeredis.AsyncConnectionBase):
         super().__init__(server=server.backend.fake, **kwargs)
 
     async def _connect(self) -> None:
+        _refuse_if_closed(self)
         await super()._connect()
         _fakeredis.attach(self._sock, self.streams_server)
 

@@ -11,6 +11,16 @@ import time
 from typing import Any, Optional
 
 
+def real_monotonic() -> float:
+    """Monotonic seconds that time-freezing libraries leave alone (freezegun patches ``time.monotonic``;
+    ``clock_gettime(CLOCK_MONOTONIC)`` is untouched), so the safety net fires even under a frozen clock."""
+    return _clock_gettime(_CLOCK_MONOTONIC) if _clock_gettime is not None else time.monotonic()
+
+
+_clock_gettime = getattr(time, "clock_gettime", None)
+_CLOCK_MONOTONIC = getattr(time, "CLOCK_MONOTONIC", 1)
+
+
 class Timer:
     """One daemon thread per server, alive only while something waits on real time.
 
@@ -26,10 +36,10 @@ class Timer:
         self._thread: Optional[threading.Thread] = None
         self._kicked = False
         self._stopped = False
-        self._next_at: Optional[float] = None  # time.monotonic() the thread sleeps until
+        self._next_at: Optional[float] = None  # real_monotonic() the thread sleeps until
 
     def due(self, in_s: float) -> None:
-        at = time.monotonic() + max(0.0, in_s)
+        at = real_monotonic() + max(0.0, in_s)
         with self._cond:
             if self._stopped:
                 return
@@ -58,7 +68,7 @@ class Timer:
                         self._thread = None
                         self._next_at = None
                         return
-                    self._next_at = time.monotonic() + wait
+                    self._next_at = real_monotonic() + wait
             with self._cond:
                 if not self._kicked and not self._stopped:
                     self._cond.wait(max(wait, 0.0))
