@@ -9,6 +9,7 @@ from typing import Any, List, Optional
 
 import pytest
 import redis
+import redis.client
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
@@ -173,3 +174,22 @@ async def test_faults_hook_for_asyncio_clients(server, make_async_client):
     with pytest.raises(redis.ConnectionError):
         await r.xlen("s")
     assert await r.xlen("s") == 0
+
+
+def test_close_ends_a_call_that_redis_py_default_retry_would_keep_retrying():
+    """redis.Redis(...) retries ConnectionError (with a nested connect retry and backoff); reconnecting to a
+    closed fake gives up at once, so the blocked call still ends within a second of close()."""
+    from fake_streams import FakeStreamsConnection
+
+    from .conftest import _pool_class
+
+    server = FakeStreamsServer(clock=ManualClock(START_MS))
+    with _pool_class(redis.client, FakeStreamsConnection.bind(server), {}):
+        client = redis.Redis(host="gone", port=1)
+    thread, results = in_thread(lambda: client.xread({"s": "$"}, block=0))
+    server.wait_until_blocked(1, WAIT_S)
+    start = time.monotonic()
+    server.close()
+    thread.join(1.0)  # real-time: the call must end within 1 s of close()
+    assert not thread.is_alive() and time.monotonic() - start < 1.0
+    assert results == [("ConnectionError",)]
