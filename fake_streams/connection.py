@@ -29,7 +29,7 @@ from typing import Any, Dict, Optional
 
 import redis.exceptions
 
-from . import _fakeredis
+from . import _fakeredis, fastpath
 from .server import FakeStreamsServer
 from .sessions import CLOSED_BY_CLIENT
 
@@ -117,7 +117,7 @@ def _item_error(item: Any) -> Optional[BaseException]:
     return None
 
 
-class FakeStreamsConnection(_Common, _fakeredis.SyncConnectionBase):
+class FakeStreamsConnection(_Common, fastpath.SyncFastPath, _fakeredis.SyncConnectionBase):
     """A ``redis.Connection`` served in memory by a :class:`FakeStreamsServer`."""
 
     def __init__(self, **kwargs: Any) -> None:
@@ -132,6 +132,9 @@ class FakeStreamsConnection(_Common, _fakeredis.SyncConnectionBase):
     def read_response(self, disable_decoding: bool = False, **kwargs: Any) -> Any:
         """The next reply, waiting at most ``socket_timeout`` (``timeout=`` overrides it; None = forever)."""
         sock = self._sock
+        fast = fastpath.pending(sock)  # replies of stream commands run directly (fastpath.py)
+        if fast is not None:
+            return fastpath.take(self, fast, disable_decoding)
         if sock is None:  # closed by another thread before this one got to read
             raise self._sf_closed_error()
         session = getattr(sock, "_sf_session", None)

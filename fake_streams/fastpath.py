@@ -1,0 +1,292 @@
+"""Direct path for stream commands: no RESP packing/parsing, no fakeredis dispatch.
+
+A stream command sent by a sync :class:`~fake_streams.connection.FakeStreamsConnection` normally
+travels ``redis-py pack → RESP bytes → fakeredis parser → _process_command → _name_to_func →
+Session.call → to_wire → _decode_result → queue.Queue → read_response``. :func:`send` runs it instead
+as ``encode args → arity → server lock → Session.run_unit(Session.call)`` and keeps the reply on a
+per-socket deque that :func:`take` hands to ``read_response``.
+
+What stays identical (the dispatch path's own code runs): the :class:`~fake_streams.commands.base.Context`
+built by ``FakeStreamsServer.execute``, the execution unit (time snapshot, blocked clients served at
+its end), WATCH dirtying, keyspace notifications, internal-error recording, error texts per profile;
+the error reply is the ``ResponseError`` fakeredis's ``_decode_error`` builds (redis-py's parser
+``parse_error``), raised by ``read_response``; decoding uses the connection's encoder.
+
+Falls back to the dispatch path (returns False, nothing done) whenever it could behave differently:
+fast path disabled (``server.fast_path = False``, env ``FAKE_STREAMS_FAST_PATH=0``), not connected /
+killed / server down, fault hook set, ACL user other than an unrestricted ``default``, MULTI queueing
+or EXEC running, pubsub, ``CLIENT REPLY OFF/SKIP``, the parser paused (a parked blocking read) or
+replies already queued on the socket (never reorder), closed sockets awaiting cleanup, a health check
+due, an argument type the packer would treat specially (anything but exact bytes/str/int/float), a
+name not in the table (unknown case mix, spaces in a bytes name), a wrong arity (the dispatch path
+renders the error). A command that blocks (BlockRequest) parks exactly as on the dispatch path: its
+reply arrives on the socket's queue, which ``read_response`` reads once the deque is empty.
+
+Contract: handlers return fresh lists (reply.py builds them so); the fast path hands them to redis-py
+without the copy fakeredis's ``_decode_result`` makes.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import os
+import time
+from typing import Any, Dict, Optional, Tuple
+from weakref import WeakKeyDictionary
+
+from fakeredis._helpers import NoResponse, SimpleError
+from redis.connection import HiredisRespSerializer, PythonRespSerializer
+
+from .reply import Status
+
+#: global switch (tests/benchmarks); per server: ``server.fast_path = False``
+ENABLED = os.environ.get("FAKE_STREAMS_FAST_PATH", "1") not in ("0", "false", "no", "off")
+
+_Entry = Tuple[Any, Optional[bytes], bytes]  # (spec, typed subcommand or None, typed command name)
+_TABLES: WeakKeyDictionary[Any, Dict[Any, _Entry]] = WeakKeyDictionary()
+
+
+def _table(router: Any) -> Dict[Any, _Entry]:
+    """Command names as redis-py sends them (``"XADD"``, ``b"xadd"``, ``"XINFO STREAM"``) → spec. Cached per router."""
+    table = _TABLES.get(router)
+    if table is not None:
+        return table
+    table = {}
+    for name, spec in router.specs.items():
+        if spec.handler is None:
+            continue
+        base, _, sub = name.partition("|")
+        for word in (name.upper(), name.lower()):
+            b, _, s = word.partition("|")
+            entry = (spec, s.encode() if sub else None, b.encode())
+            if sub:
+                table[f"{b} {s}"] = entry
+            else:
+                table[b] = entry
+                table[b.encode()] = entry
+    _TABLES[router] = table
+    return table
+
+
+def _str_codec(conn: Any) -> Optional[Tuple[str, str]]:
+    """How the connection's packer encodes a str argument; None for an unknown packer (fall back)."""
+    packer = type(conn._command_packer)
+    if packer is HiredisRespSerializer:
+        return "utf-8", "strict"
+    if packer is PythonRespSerializer:
+        encoder = conn.encoder
+        return encoder.encoding, encoder.encoding_errors
+    return None
+
+
+def _acl_ok(sock: Any, fake: Any) -> bool:
+    user = sock._client_info.user
+    if user != b"default":
+        return False
+    acl = fake.acl._user_acl.get(user)
+    return acl is None or (acl.enabled and acl.unrestricted())
+
+
+def _usable(conn: Any, sock: Any, session: Any, health: bool) -> bool:
+    """Every condition under which the direct path behaves exactly as the dispatch path (see module doc)."""
+    server = session.server
+    if server.faults is not None or not getattr(server, "fast_path", True):
+        return False
+    fake = sock._server
+    if fake is None or not fake.connected or sock._killed or not session.alive or session.depth:
+        return False
+    if health and conn.health_check_interval and time.monotonic() > conn.next_health_check:
+        return False
+    session.resume_if_pending()  # as sendall does: commands queued behind a served blocking read run first
+    if (sock._paused or sock._transaction is not None or sock._in_transaction or sock._pubsub
+            or sock._reply_off or sock._reply_skip or sock._reply_skip_next):
+        return False
+    responses = sock.responses
+    if responses is None or responses.queue or fake.closed_sockets:
+        return False
+    return _acl_ok(sock, fake)
+
+
+def prepare(conn: Any, args: Tuple[Any, ...]) -> Optional[Tuple[Any, list, list]]:
+    """``(spec, args, argv)`` for a stream command the direct path can encode exactly as the packer
+    would, or None (not a stream command, an argument type the packer treats itself, wrong arity). O(len(args))."""
+    if not ENABLED or not args:
+        return None
+    entry = _table(conn.streams_server.router).get(args[0])
+    if entry is None:
+        return None
+    spec, sub, name = entry
+    codec = _str_codec(conn)
+    if codec is None:
+        return None
+    argv = [name, sub] if sub is not None else [name]
+    try:
+        for arg in args[1:]:
+            kind = type(arg)
+            if kind is bytes:
+                argv.append(arg)
+            elif kind is str:
+                argv.append(arg.encode(*codec))
+            elif kind is int:
+                argv.append(b"%d" % arg)
+            elif kind is float:
+                argv.append(repr(arg).encode())
+            else:  # bool, memoryview, None … : the packer decides (DataError or its own encoding)
+                return None
+    except UnicodeError:
+        return None
+    if not spec.arity_ok(len(argv)):
+        return None
+    return spec, argv[2 if sub is not None else 1:], argv
+
+
+def execute(conn: Any, prepared: Tuple[Any, list, list], health: bool = True) -> bool:
+    """Run a prepared command directly if the connection's state allows (see module doc); False = not
+    run, send it through the dispatch path. ``health``: a due health check forces the dispatch path.
+
+    Exceptions other than error replies propagate (the caller disconnects, as redis-py does when
+    ``sendall`` raises).
+    """
+    sock = conn._sock
+    session = getattr(sock, "_sf_session", None)
+    if session is None or type(session).__name__ != "SyncSession" or not _usable(conn, sock, session, health):
+        return False
+    spec, args, argv = prepared
+    return _run(sock, session, spec, args, argv)
+
+
+def send(conn: Any, args: Tuple[Any, ...]) -> bool:
+    """``send_command`` directly; False = nothing done, use the dispatch path."""
+    prepared = prepare(conn, args)
+    return prepared is not None and execute(conn, prepared)
+
+
+class DeferredCommands(list):
+    """What ``pack_commands`` returns: per command ``(prepared, args)`` (prepared None = packed bytes in args)."""
+
+    __slots__ = ()
+
+
+def pack_commands(conn: Any, commands: Any) -> DeferredCommands:
+    """Pipeline packing: stream commands stay unpacked (run directly at send time when possible); the
+    rest are packed now, so a DataError is raised before anything is sent, as redis-py does."""
+    out = DeferredCommands()
+    pack = conn._command_packer.pack
+    for cmd in commands:
+        prepared = prepare(conn, cmd)
+        out.append((prepared, cmd) if prepared is not None else (None, pack(*cmd)))
+    return out
+
+
+def send_deferred(conn: Any, deferred: DeferredCommands, check_health: bool) -> None:
+    """``send_packed_command`` for :func:`pack_commands`' result: in order, each stream command directly
+    (unless the state forbids it, e.g. MULTI queueing), every other one as RESP bytes through the socket.
+    Replies keep the command order (the direct path refuses while socket replies are queued)."""
+    if not conn._sock:
+        conn.connect_check_health(check_health=False)
+    if check_health:
+        conn.check_health()
+    try:
+        for prepared, payload in deferred:
+            if prepared is not None:
+                if execute(conn, prepared, health=False):
+                    continue
+                payload = conn._command_packer.pack(*payload)
+            for chunk in payload:
+                conn._sock.sendall(chunk)
+    except BaseException:
+        conn.disconnect()
+        raise
+
+
+def _run(sock: Any, session: Any, spec: Any, args: list, argv: list) -> bool:
+    """The part of fakeredis's ``_process_command`` a stream command goes through, without its parsing."""
+    fake = sock._server
+    if not session.enter():  # closed meanwhile: the dispatch path would answer nothing either
+        return False
+    try:
+        sock._sf_fields = argv
+        with fake.lock:
+            now = time.time()
+            for db in fake.dbs.values():
+                db.time = now
+            try:
+                result = session.run_unit(functools.partial(session.call, spec, args, argv), False)
+            except SimpleError as exc:
+                result = exc
+    finally:
+        session.leave()
+    if isinstance(result, NoResponse):  # parked: the reply comes through the socket's queue
+        return True
+    if isinstance(result, SimpleError):
+        item = sock._decode_error(result)
+    else:
+        item = _plain(result)
+    fast = sock.__dict__.get("_sf_fast")
+    if fast is None:
+        fast = sock._sf_fast = collections.deque()
+    fast.append(item)
+    return True
+
+
+def _plain(reply: Any) -> Any:
+    """``to_wire`` + ``_decode_result`` for an engine reply: Status → its bytes at the top level and in
+    a top-level list (nested values pass unchanged on both paths). O(len(top-level list))."""
+    kind = type(reply)
+    if kind is Status:
+        return reply.value
+    if kind is list:
+        for i, item in enumerate(reply):
+            if type(item) is Status:
+                reply[i] = item.value
+    return reply
+
+
+def pending(sock: Any) -> Any:
+    """The socket's deque of direct-path replies if it holds any, else None."""
+    fast = getattr(sock, "__dict__", {}).get("_sf_fast") if sock is not None else None
+    return fast if fast else None
+
+
+def take(conn: Any, fast: Any, disable_decoding: bool) -> Any:
+    """The next direct-path reply for ``read_response`` (an error reply is raised)."""
+    sock = conn._sock
+    session = getattr(sock, "_sf_session", None)
+    if session is not None:
+        session.resume_if_pending()
+    item = fast.popleft()
+    if isinstance(item, BaseException):
+        raise item
+    return item if disable_decoding else conn._decode(item)
+
+
+class SyncFastPath:
+    """Hooks for the sync connection class (put before fakeredis's connection class in the bases); its
+    ``read_response`` must start with ``fast = fastpath.pending(self._sock)`` → :func:`take`."""
+
+    def send_command(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            if send(self, args):
+                return
+        except BaseException:
+            self.disconnect()  # type: ignore[attr-defined]
+            raise
+        super().send_command(*args, **kwargs)  # type: ignore[misc]
+
+    def can_read(self, timeout: Optional[float] = 0) -> bool:
+        if pending(self._sock) is not None:  # type: ignore[attr-defined]
+            return True
+        return super().can_read(timeout)  # type: ignore[misc]
+
+    def pack_commands(self, commands: Any) -> Any:
+        return pack_commands(self, commands)
+
+    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        if type(command) is DeferredCommands:
+            send_deferred(self, command, check_health)
+            return
+        super().send_packed_command(command, check_health)  # type: ignore[misc]
+
+
+__all__ = ["SyncFastPath", "ENABLED", "DeferredCommands", "execute", "pack_commands", "pending", "prepare", "send", "send_deferred", "take"]
