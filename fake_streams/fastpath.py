@@ -35,10 +35,8 @@ import time
 from typing import Any, Dict, Optional, Tuple
 from weakref import WeakKeyDictionary
 
-from fakeredis._helpers import NoResponse, SimpleError
+from fakeredis._helpers import NoResponse, SimpleError, SimpleString
 from redis.connection import HiredisRespSerializer, PythonRespSerializer
-
-from .reply import Status
 
 #: global switch (tests/benchmarks); per server: ``server.fast_path = False``
 ENABLED = os.environ.get("FAKE_STREAMS_FAST_PATH", "1") not in ("0", "false", "no", "off")
@@ -231,14 +229,15 @@ def _run(sock: Any, session: Any, spec: Any, args: list, argv: list) -> bool:
 
 
 def _plain(reply: Any) -> Any:
-    """``to_wire`` + ``_decode_result`` for an engine reply: Status → its bytes at the top level and in
-    a top-level list (nested values pass unchanged on both paths). O(len(top-level list))."""
+    """fakeredis's ``_decode_result`` for what ``Session.call`` returns (``to_wire`` made top-level
+    Status values, alone or in a top-level list, SimpleStrings; nothing deeper is a fakeredis type):
+    SimpleString → its bytes. O(len(top-level list))."""
     kind = type(reply)
-    if kind is Status:
+    if kind is SimpleString:
         return reply.value
     if kind is list:
         for i, item in enumerate(reply):
-            if type(item) is Status:
+            if type(item) is SimpleString:
                 reply[i] = item.value
     return reply
 

@@ -1,0 +1,305 @@
+"""The direct path (fake_streams/fastpath.py) answers exactly as the dispatch path.
+
+Every scenario runs the same command sequence on two servers with the same ManualClock start, one
+with the direct path and one with ``server.fast_path = False``, and compares replies and errors
+(class and text), under RESP2/RESP3, decode_responses, the hiredis and the pure-Python parsers.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import redis
+from redis._parsers import _RESP2Parser, _RESP3Parser
+from redis.utils import HIREDIS_AVAILABLE
+
+from fake_streams import FakeStreamsServer, fastpath
+from fake_streams.clock import ManualClock
+from fake_streams.commands import COMMANDS
+from fake_streams.commands.base import spec
+
+PARSERS = [(2, _RESP2Parser), (3, _RESP2Parser), (3, _RESP3Parser)]
+if HIREDIS_AVAILABLE:
+    from redis._parsers import _HiredisParser
+
+    PARSERS += [(2, _HiredisParser), (3, _HiredisParser)]
+
+
+@pytest.fixture
+def direct_calls(monkeypatch):
+    """Counts commands the direct path ran (fastpath._run)."""
+    calls = []
+    original = fastpath._run
+
+    def counting(sock, session, spec_, args, argv):
+        calls.append(bytes(argv[0]))
+        return original(sock, session, spec_, args, argv)
+
+    monkeypatch.setattr(fastpath, "_run", counting)
+    return calls
+
+
+def _pair(commands=None, **kwargs):
+    servers = []
+    for fast in (True, False):
+        server = FakeStreamsServer(clock=ManualClock(1_000_000), commands=commands)
+        server.fast_path = fast
+        servers.append(server)
+    clients = [s.client(**kwargs) for s in servers]
+    return servers, clients
+
+
+def _outcome(fn, client):
+    try:
+        return ("ok", fn(client))
+    except Exception as exc:  # compared by class and text
+        return ("error", type(exc), str(exc))
+
+
+def _norm(value):
+    """Exceptions inside replies (pipelines) compared by class and text."""
+    if isinstance(value, (list, tuple)):
+        return [_norm(item) for item in value]
+    if isinstance(value, Exception):
+        return (type(value), str(value))
+    return value
+
+
+def _run_both(steps, **kwargs):
+    servers, clients = _pair(**kwargs)
+    try:
+        out = [[_outcome(step, c) for step in steps] for c in clients]
+    finally:
+        for s in servers:
+            s.close()
+    return out
+
+
+STEPS = [
+    lambda r: r.xadd("s", {"f": "v", "n": 1, "x": 1.5}, id="1-1"),
+    lambda r: r.xadd("s", {"f": "é"}),
+    lambda r: r.xadd("s", {"f": "v"}, id="0-1"),  # error: ID too small
+    lambda r: r.xadd("s", {"f": "v"}, id="bad"),  # error: invalid ID
+    lambda r: r.xadd("m", {"a": "b"}, maxlen=2, approximate=False),
+    lambda r: r.xadd("m", {"a": "c"}, maxlen=2, approximate=False),
+    lambda r: r.xadd("m", {"a": "d"}, maxlen=2, approximate=False),
+    lambda r: r.xlen("m"),
+    lambda r: r.xrange("s"),
+    lambda r: r.xrange("s", "-", "+", count=1),
+    lambda r: r.xrevrange("s", count=10),
+    lambda r: r.xread({"s": "0-0"}, count=1),
+    lambda r: r.xread({"s": "0", "m": "0"}),
+    lambda r: r.xgroup_create("s", "g", "0"),
+    lambda r: r.xgroup_create("s", "g", "0"),  # error: BUSYGROUP
+    lambda r: r.xreadgroup("g", "c1", {"s": ">"}, count=1),
+    lambda r: r.xreadgroup("g", "c2", {"s": ">"}),
+    lambda r: r.xreadgroup("nog", "c2", {"s": ">"}),  # error: NOGROUP
+    lambda r: r.xpending("s", "g"),
+    lambda r: r.xpending_range("s", "g", "-", "+", 10),
+    lambda r: r.xpending_range("s", "g", "-", "+", 10, consumername="c1", idle=0),
+    lambda r: r.xclaim("s", "g", "c3", 0, ["1-1"]),
+    lambda r: r.xautoclaim("s", "g", "c4", 0, "0-0", count=10),
+    lambda r: r.xautoclaim("s", "g", "c4", 0, "0-0", count=10, justid=True),
+    lambda r: r.xack("s", "g", "1-1", "9-9"),
+    lambda r: r.xinfo_stream("s"),
+    lambda r: r.xinfo_stream("s", full=True),
+    lambda r: r.xinfo_groups("s"),
+    lambda r: r.xinfo_consumers("s", "g"),
+    lambda r: r.xgroup_createconsumer("s", "g", "c9"),
+    lambda r: r.xgroup_delconsumer("s", "g", "c9"),
+    lambda r: r.xgroup_setid("s", "g", "0"),
+    lambda r: r.xdel("s", "1-1", "5-5"),
+    lambda r: r.xtrim("s", maxlen=0),
+    lambda r: r.xsetid("s", "99-0"),
+    lambda r: r.set("str", "x"),
+    lambda r: r.xadd("str", {"f": "v"}),  # WRONGTYPE
+    lambda r: r.xlen("str"),
+    lambda r: r.execute_command("XLEN"),  # wrong arity (dispatch path answers)
+    lambda r: r.execute_command("xlen", b"s", "extra"),
+    lambda r: r.execute_command("XINFO", "NOPE", "s"),  # unknown subcommand
+    lambda r: r.execute_command("XINFO HELP"),
+    lambda r: r.execute_command("XGROUP HELP"),
+    lambda r: r.execute_command("XaDd", "s", "*", "f", "v"),  # mixed case: dispatch path
+    lambda r: r.execute_command("XADD", "s", "*", "f", True),  # DataError from the packer
+    lambda r: r.execute_command("XADD", "s", "*", "f", None),
+    lambda r: r.execute_command("XADD", "s", "*", "f", memoryview(b"mv")),
+    lambda r: r.execute_command("XADD", "s", "*", "f", 2**70, "g", -0.0),
+    lambda r: r.execute_command(b"XRANGE", "s", "-", "+"),
+    lambda r: r.xread({"s": "$"}),
+    lambda r: r.type("s"),
+    lambda r: r.exists("s", "m"),
+]
+
+
+@pytest.mark.parametrize("decode", [False, True])
+@pytest.mark.parametrize("protocol, parser", PARSERS, ids=lambda p: getattr(p, "__name__", str(p)))
+def test_same_replies_and_errors(direct_calls, protocol, parser, decode):
+    fast, slow = _run_both(STEPS, protocol=protocol, parser_class=parser, decode_responses=decode)
+    assert fast == slow
+    assert any(kind == "error" for kind, *_ in fast)
+    assert len(direct_calls) > 30  # the direct path really ran (only the first server has it)
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_pipeline_mixed_with_other_commands_and_errors(direct_calls, protocol):
+    def run(r):
+        p = r.pipeline(transaction=False)
+        p.xadd("s", {"a": 1}, id="1-0").set("k", "v").xlen("s").get("k").xadd("s", {"a": 1}, id="0-1")
+        p.xadd("s", {"b": 2}).incr("k").xrange("s").xadd("s", {"c": 3}, id="9-0").xlen("s")
+        return p.execute(raise_on_error=False)
+
+    def raising(r):
+        return r.pipeline(transaction=False).xadd("s", {"z": 1}).xadd("s", {"z": 1}, id="0-1").execute()
+
+    def data_error(r):  # nothing is sent when one command cannot be packed
+        r.pipeline(transaction=False).xadd("s", {"q": 1}).set("k", True).execute()
+
+    (f1, f2, f3, f4), (s1, s2, s3, s4) = _run_both([run, raising, data_error, lambda r: r.xlen("s")],
+                                                     protocol=protocol)
+    assert _norm(f1) == _norm(s1)
+    assert (f2, f3, f4) == (s2, s3, s4)
+    assert f4 == ("ok", 3)  # the DataError pipeline sent nothing
+    assert direct_calls
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_multi_exec_unchanged(direct_calls, protocol):
+    def tx(r):
+        p = r.pipeline(transaction=True)
+        p.xadd("s", {"a": 1}, id="1-0").xlen("s").xadd("s", {"a": 1}, id="0-1").xrange("s")
+        return [repr(x) for x in p.execute(raise_on_error=False)]
+
+    def short(r):  # wrong arity at queue time: EXECABORT
+        p = r.pipeline(transaction=True)
+        p.execute_command("XADD", "s").xlen("s")
+        return p.execute()
+
+    fast, slow = _run_both([tx, short, lambda r: r.xlen("s")], protocol=protocol)
+    assert fast == slow
+    assert direct_calls == [b"XLEN"]  # only the last, outside the transaction
+
+
+def test_watch_dirtied_by_direct_xadd_from_another_client(direct_calls):
+    server = FakeStreamsServer()
+    r, other = server.client(), server.client()
+    with r.pipeline() as p:
+        p.watch("s")
+        p.multi()
+        p.xlen("s")
+        other.xadd("s", {"f": "v"})
+        with pytest.raises(redis.WatchError):
+            p.execute()
+    assert direct_calls == [b"XADD"]
+    server.close()
+
+
+def test_blocked_reader_woken_by_direct_xadd(direct_calls):
+    server = FakeStreamsServer()
+    reader, writer = server.client(), server.client()
+    got = []
+    t = threading.Thread(target=lambda: got.append(reader.xread({"s": "$"}, block=5000)))
+    t.start()
+    server.wait_until_blocked(1)
+    sid = writer.xadd("s", {"f": "v"})
+    t.join(5)  # real-time: the reader thread ends as soon as it is served
+    assert got == [[[b"s", [(sid, {b"f": b"v"})]]]]
+    assert direct_calls == [b"XREAD", b"XADD"]  # the blocking XREAD itself parked through the direct path
+    server.close()
+
+
+def test_blocking_read_parks_and_times_out_on_manual_clock(direct_calls):
+    clock = ManualClock(1_000)
+    server = FakeStreamsServer(clock=clock)
+    reader = server.client()
+    got = []
+    t = threading.Thread(target=lambda: got.append(reader.xreadgroup("g", "c", {"s": ">"}, block=100)))
+    reader.xgroup_create("s", "g", "$", mkstream=True)
+    t.start()
+    server.wait_until_blocked(1)
+    clock.advance(100)
+    t.join(5)  # real-time: ends once the deadline is served
+    assert len(got) == 1 and not got[0]  # nil (redis-py shows it as [] or None)
+    assert reader.xlen("s") == 0  # the connection is usable again, replies in order
+    server.close()
+
+
+def test_keyspace_notification_from_direct_xadd(direct_calls):
+    server = FakeStreamsServer()
+    r = server.client()
+    r.config_set("notify-keyspace-events", "KEA")
+    ps = r.pubsub()
+    ps.psubscribe("__key*__:*")
+    ps.get_message(timeout=1)
+    r.xadd("s", {"f": "v"})
+    messages = [ps.get_message(timeout=1) for _ in range(2)]
+    assert {m["data"] for m in messages} == {b"xadd", b"s"}
+    assert b"XADD" in direct_calls
+    ps.close()
+    server.close()
+
+
+def test_internal_error_recorded_and_rendered_alike():
+    def boom(ctx, args):
+        raise ValueError("kaput")
+
+    table = dict(COMMANDS)
+    table["xboom"] = spec("xboom", 2, "write", boom)
+    fast, slow = _run_both([lambda r: r.execute_command("XBOOM", "k"), lambda r: r.xlen("k")], commands=table)
+    assert fast == slow and fast[0][0] == "error"
+
+
+def test_fallbacks(direct_calls):
+    server = FakeStreamsServer()
+    r = server.client()
+
+    class Faults:
+        def on_command(self, client_id, argv):
+            return None
+
+    server.faults = Faults()
+    r.xadd("s", {"f": "v"})
+    server.faults = None
+    pool = r.connection_pool
+    conn = pool.get_connection()
+    conn.send_command("CLIENT", "REPLY", "SKIP")
+    conn.send_command("XLEN", "s")  # its reply is skipped
+    conn.send_command("XLEN", "s")
+    assert conn.read_response() == 1 and not conn.can_read()
+    pool.release(conn)
+    assert direct_calls == [b"XLEN"]  # the XLEN after the skipped one
+    direct_calls.clear()
+    assert r.xlen("s") == 1 and direct_calls == [b"XLEN"]
+    ps = r.pubsub()
+    ps.subscribe("ch")
+    ps.execute_command("XLEN", "s")  # pubsub connections answer an error, through the dispatch path
+    assert direct_calls == [b"XLEN"]
+    ps.close()
+    server.fast_path = False
+    assert r.xlen("s") == 1 and direct_calls == [b"XLEN"]
+    server.close()
+
+
+def test_unread_direct_reply_counts_as_connection_data(direct_calls):
+    server = FakeStreamsServer()
+    pool = server.client().connection_pool
+    conn = pool.get_connection()
+    conn.send_command("XADD", "s", "*", "f", "v")
+    assert conn.can_read() is True
+    assert conn.read_response().endswith(b"-0")
+    assert conn.can_read() is False
+    pool.release(conn)
+    server.close()
+
+
+def test_down_server_fails_alike(direct_calls):
+    servers, clients = _pair()
+    outs = []
+    for server, client in zip(servers, clients):
+        client.xadd("s", {"f": "v"})
+        server.connected = False
+        outs.append(_outcome(lambda r: r.xlen("s"), client))
+        server.connected = True
+        outs.append(_outcome(lambda r: r.xlen("s"), client))
+        server.close()
+    assert outs[:2] == outs[2:]
