@@ -29,7 +29,6 @@ without the copy fakeredis's ``_decode_result`` makes.
 from __future__ import annotations
 
 import collections
-import functools
 import os
 import time
 from typing import Any, Dict, Optional, Tuple
@@ -79,10 +78,9 @@ def _str_codec(conn: Any) -> Optional[Tuple[str, str]]:
 
 
 def _acl_ok(sock: Any, fake: Any) -> bool:
-    user = sock._client_info.user
-    if user != b"default":
+    if sock._client_info.get("user") != "default":
         return False
-    acl = fake.acl._user_acl.get(user)
+    acl = fake.acl._user_acl.get(b"default")
     return acl is None or (acl.enabled and acl.unrestricted())
 
 
@@ -96,7 +94,8 @@ def _usable(conn: Any, sock: Any, session: Any, health: bool) -> bool:
         return False
     if health and conn.health_check_interval and time.monotonic() > conn.next_health_check:
         return False
-    session.resume_if_pending()  # as sendall does: commands queued behind a served blocking read run first
+    if session.resume_pending:
+        session.resume_if_pending()  # as sendall does: commands queued behind a served blocking read run first
     if (sock._paused or sock._transaction is not None or sock._in_transaction or sock._pubsub
             or sock._reply_off or sock._reply_skip or sock._reply_skip_next):
         return False
@@ -111,13 +110,14 @@ def prepare(conn: Any, args: Tuple[Any, ...]) -> Optional[Tuple[Any, list, list]
     would, or None (not a stream command, an argument type the packer treats itself, wrong arity). O(len(args))."""
     if not ENABLED or not args:
         return None
-    entry = _table(conn.streams_server.router).get(args[0])
-    if entry is None:
+    cached = conn.__dict__.get("_sf_fast_setup")
+    if cached is None:  # per connection: the server's name table, the packer's str codec
+        cached = conn._sf_fast_setup = (_table(conn.streams_server.router), _str_codec(conn))
+    table, codec = cached
+    entry = table.get(args[0])
+    if entry is None or codec is None:
         return None
     spec, sub, name = entry
-    codec = _str_codec(conn)
-    if codec is None:
-        return None
     argv = [name, sub] if sub is not None else [name]
     try:
         for arg in args[1:]:
@@ -210,7 +210,9 @@ def _run(sock: Any, session: Any, spec: Any, args: list, argv: list) -> bool:
             for db in fake.dbs.values():
                 db.time = now
             try:
-                result = session.run_unit(functools.partial(session.call, spec, args, argv), False)
+                # = Session.run_unit's unit handling: execute() opens and finishes the execution unit
+                # itself when none is open (``depth`` only matters to fakeredis's name lookups)
+                result = session.call(spec, args, argv)
             except SimpleError as exc:
                 result = exc
     finally:
@@ -274,8 +276,14 @@ class SyncFastPath:
         super().send_command(*args, **kwargs)  # type: ignore[misc]
 
     def can_read(self, timeout: Optional[float] = 0) -> bool:
-        if pending(self._sock) is not None:  # type: ignore[attr-defined]
-            return True
+        sock = self._sock  # type: ignore[attr-defined]
+        if sock is not None:
+            if sock.__dict__.get("_sf_fast"):
+                return True
+            if (timeout is not None and timeout <= 0 and self._server.connected  # type: ignore[attr-defined]
+                    and self._selector is not None):  # type: ignore[attr-defined]
+                responses = sock.responses  # = fakeredis's can_read/check_can_read without waiting
+                return responses is not None and responses.qsize() > 0
         return super().can_read(timeout)  # type: ignore[misc]
 
     def pack_commands(self, commands: Any) -> Any:
