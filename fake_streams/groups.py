@@ -2,12 +2,17 @@
 
 No RESP, no keys, no clock: every method that needs the time takes ``now_ms``.
 
-Structures and costs (n = PEL size, c = number of consumers):
+Structures and costs (n = PEL size, c = number of consumers, L = chunk size of :mod:`~fake_streams.idindex`):
 
-* ``ConsumerGroup.pel`` — SortedDict ``StreamID → PendingEntry``: lookup/insert/remove O(log n),
-  range scans O(log n + k). Ordered by ID like the server's 128-bit big-endian rax keys.
+* ``ConsumerGroup.pel`` — :class:`~fake_streams.idindex.IdMap` ``key → PendingEntry`` keyed by the
+  128-bit ID (``ms << 64 | seq``, the order of the server's big-endian rax keys): lookup O(log n);
+  insert/remove O(log n + L); a ``>`` delivery (IDs above every pending one) appends in O(1);
+  range scans O(log n + k). As a mapping it takes and yields ``StreamID`` (``pel[sid]``, ``items()``).
 * ``ConsumerGroup.consumers`` — SortedDict ``name → Consumer`` in byte-wise (memcmp) order.
-* ``Consumer.pel`` — SortedDict ``StreamID → PendingEntry`` holding the *same* objects as the group PEL.
+* ``Consumer.pel`` — the same kind of map holding the *same* objects as the group PEL.
+
+Each :class:`PendingEntry` keeps the entry's encoded ID (``id_bytes``, shared with the stream) so that
+XPENDING / XCLAIM JUSTID / XAUTOCLAIM replies need no encoding. Methods ending in ``_k`` take 128-bit keys.
 
 Invariants (``ConsumerGroup._check``): every group PEL entry is owned by exactly one consumer and sits
 in that consumer's PEL under the same ID; consumer PELs hold nothing else; the sum of consumer PEL
@@ -16,10 +21,11 @@ sizes equals the group PEL size.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 from sortedcontainers import SortedDict
 
+from .idindex import IdMap
 from .ids import MIN_ID, StreamID
 
 if TYPE_CHECKING:
@@ -34,12 +40,15 @@ NEVER_ACTIVE = -1
 class PendingEntry:
     """``streamNACK``: one delivered, not yet acknowledged entry."""
 
-    __slots__ = ("delivery_time", "delivery_count", "consumer")
+    __slots__ = ("delivery_time", "delivery_count", "consumer", "id_bytes")
 
-    def __init__(self, delivery_time: int, delivery_count: int, consumer: Optional[Consumer]) -> None:
+    def __init__(
+        self, delivery_time: int, delivery_count: int, consumer: Optional[Consumer], id_bytes: bytes = b""
+    ) -> None:
         self.delivery_time = delivery_time  # absolute Unix ms of the last delivery
         self.delivery_count = delivery_count
         self.consumer = consumer  # owner; None only transiently (XCLAIM FORCE before assignment)
+        self.id_bytes = id_bytes  # the entry ID's wire form b"<ms>-<seq>"
 
     def idle(self, now_ms: int) -> int:
         """Milliseconds since the last delivery, never negative."""
@@ -64,7 +73,7 @@ class Consumer:
         self.name = name
         self.seen_time = now_ms  # last attempted read/claim
         self.active_time = NEVER_ACTIVE  # last successful read/claim (R7.2+)
-        self.pel: SortedDict = SortedDict()
+        self.pel = IdMap()
 
     def __repr__(self) -> str:
         return f"Consumer(name={self.name!r}, pending={len(self.pel)}, seen_time={self.seen_time}, active_time={self.active_time})"
@@ -79,7 +88,7 @@ class ConsumerGroup:
         self.name = name
         self.last_id = last_id  # "last-delivered-id"
         self.entries_read = entries_read  # INVALID_ENTRIES_READ = unknown
-        self.pel: SortedDict = SortedDict()
+        self.pel = IdMap()
         self.consumers: SortedDict = SortedDict()
 
     # ------------------------------------------------------------- consumers
@@ -115,58 +124,99 @@ class ConsumerGroup:
         if consumer is None:
             return 0
         pending = len(consumer.pel)
-        for sid in consumer.pel:
-            del self.pel[sid]
+        pop = self.pel.pop_k
+        for k in consumer.pel.iter_keys():
+            pop(k)
         return pending
 
     # ------------------------------------------------------------------ PEL
     def deliver(self, sid: StreamID, consumer: Consumer, now_ms: int) -> PendingEntry:
-        """Record a ``>`` delivery of ``sid`` to ``consumer`` (spec §2.9 step 3). O(log n).
+        """Record a ``>`` delivery of ``sid`` to ``consumer`` (spec §2.9 step 3). O(log n + L).
 
         A new NACK starts at count 1; an ID already pending (after XGROUP SETID moved the cursor back)
         moves to ``consumer`` with its count *reset* to 1.
         """
-        nack = self.pel.get(sid)
-        if nack is None:
-            nack = PendingEntry(now_ms, 1, consumer)
-            self.pel[sid] = nack
+        return self.deliver_k((sid[0] << 64) | sid[1], b"%d-%d" % sid, consumer, now_ms)
+
+    def deliver_k(self, k: int, id_bytes: bytes, consumer: Consumer, now_ms: int) -> PendingEntry:
+        """:meth:`deliver` by 128-bit key, with the encoded ID. O(1) amortized for an ID above every pending one."""
+        pel = self.pel
+        maxes = pel._maxes
+        if not maxes or k > maxes[-1]:
+            nack = PendingEntry(now_ms, 1, consumer, id_bytes)
+            pel.append_k(k, nack)
         else:
-            if nack.consumer is not None and nack.consumer is not consumer:
-                del nack.consumer.pel[sid]
-            nack.consumer = consumer
-            nack.delivery_time = now_ms
-            nack.delivery_count = 1
-        consumer.pel[sid] = nack
+            nack = pel.get_k(k)
+            if nack is None:
+                nack = PendingEntry(now_ms, 1, consumer, id_bytes)
+                pel.set_k(k, nack)
+            else:
+                if nack.consumer is not None and nack.consumer is not consumer:
+                    nack.consumer.pel.pop_k(k)
+                nack.consumer = consumer
+                nack.delivery_time = now_ms
+                nack.delivery_count = 1
+        consumer.pel.set_k(k, nack)
         return nack
 
+    def deliver_batch(self, keys: List[int], encs: List[bytes], consumer: Consumer, now_ms: int) -> None:
+        """:meth:`deliver_k` for each of ``keys`` (ascending) in order. O(k) when every key is above the
+        pending ones (the usual ``>`` read), else O(k (log n + L)).
+        """
+        if not keys:
+            return
+        pel = self.pel
+        maxes = pel._maxes
+        if maxes and keys[0] <= maxes[-1]:
+            for k, enc in zip(keys, encs):
+                self.deliver_k(k, enc, consumer, now_ms)
+            return
+        nacks = [PendingEntry(now_ms, 1, consumer, enc) for enc in encs]
+        pel.extend_k(keys, nacks)
+        consumer.pel.extend_k(keys, nacks)  # a consumer PEL is part of the group PEL: all below keys[0]
+
     def assign(self, sid: StreamID, nack: PendingEntry, consumer: Consumer) -> None:
-        """Move an existing NACK to ``consumer`` (XCLAIM/XAUTOCLAIM). O(log n)."""
+        """Move an existing NACK to ``consumer`` (XCLAIM/XAUTOCLAIM). O(log n + L)."""
+        self.assign_k((sid[0] << 64) | sid[1], nack, consumer)
+
+    def assign_k(self, k: int, nack: PendingEntry, consumer: Consumer) -> None:
+        """:meth:`assign` by 128-bit key. O(log n + L)."""
         if nack.consumer is not consumer:
             if nack.consumer is not None:
-                nack.consumer.pel.pop(sid, None)
+                nack.consumer.pel.pop_k(k)
             nack.consumer = consumer
-            consumer.pel[sid] = nack
+            consumer.pel.set_k(k, nack)
 
     def create_unowned(self, sid: StreamID, now_ms: int) -> PendingEntry:
-        """XCLAIM FORCE: a NACK with count 1 and no owner yet (the caller assigns it at once). O(log n)."""
-        nack = PendingEntry(now_ms, 1, None)
-        self.pel[sid] = nack
+        """XCLAIM FORCE: a NACK with count 1 and no owner yet (the caller assigns it at once). O(log n + L)."""
+        return self.create_unowned_k((sid[0] << 64) | sid[1], b"%d-%d" % sid, now_ms)
+
+    def create_unowned_k(self, k: int, id_bytes: bytes, now_ms: int) -> PendingEntry:
+        """:meth:`create_unowned` by 128-bit key, with the encoded ID."""
+        nack = PendingEntry(now_ms, 1, None, id_bytes)
+        self.pel.set_k(k, nack)
         return nack
 
     def remove_pending(self, sid: StreamID) -> bool:
-        """Remove ``sid`` from the group PEL and its owner's PEL (XACK, deleted entries). O(log n)."""
-        nack = self.pel.pop(sid, None)
+        """Remove ``sid`` from the group PEL and its owner's PEL (XACK, deleted entries). O(log n + L)."""
+        return self.remove_pending_k((sid[0] << 64) | sid[1])
+
+    def remove_pending_k(self, k: int) -> bool:
+        """:meth:`remove_pending` by 128-bit key."""
+        nack = self.pel.pop_k(k)
         if nack is None:
             return False
         if nack.consumer is not None:
-            nack.consumer.pel.pop(sid, None)
+            nack.consumer.pel.pop_k(k)
         return True
 
     # --------------------------------------------------------------- checks
     def _check(self) -> None:
         """Assert the ownership invariants. O(n + c)."""
+        self.pel._check()
         owned = 0
         for name, consumer in self.consumers.items():
+            consumer.pel._check()
             assert consumer.name == name
             for sid, nack in consumer.pel.items():
                 assert self.pel.get(sid) is nack, (name, sid)
@@ -174,6 +224,7 @@ class ConsumerGroup:
             owned += len(consumer.pel)
         assert owned == len(self.pel), (owned, len(self.pel))
         for sid, nack in self.pel.items():
+            assert nack.id_bytes == sid.encode(), (sid, nack.id_bytes)
             assert nack.consumer is not None and self.consumers.get(nack.consumer.name) is nack.consumer, sid
 
     def __repr__(self) -> str:

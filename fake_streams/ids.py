@@ -22,8 +22,8 @@ class StreamID(NamedTuple):
     seq: int
 
     def encode(self) -> bytes:
-        """The wire form ``b"<ms>-<seq>"`` (``streamEncodeID`` / ``addReplyStreamID``)."""
-        return b"%d-%d" % (self.ms, self.seq)
+        """The wire form ``b"<ms>-<seq>"`` (``streamEncodeID`` / ``addReplyStreamID``). O(1)."""
+        return b"%d-%d" % self
 
     def incr(self) -> Optional[StreamID]:
         """Successor ID; ``None`` when this is the maximum ID (``streamIncrID`` reports C_ERR)."""
@@ -50,6 +50,39 @@ class StreamID(NamedTuple):
 
 MIN_ID = StreamID(0, 0)
 MAX_ID = StreamID(U64_MAX, U64_MAX)
+
+#: ``StreamID`` from a ``(ms, seq)`` tuple without the NamedTuple's Python-level ``__new__`` (hot paths).
+_new = tuple.__new__
+
+
+def make_id(ms: int, seq: int) -> StreamID:
+    """``StreamID(ms, seq)`` on hot paths (no argument checking). O(1)."""
+    return _new(StreamID, (ms, seq))
+
+
+# -------------------------------------------------------------------------------------- 128-bit keys
+# The engine's indexes (stream entries, PELs) are keyed by the ID as one int, ``ms << 64 | seq``:
+# the same order as ``StreamID`` and as the server's 128-bit big-endian rax keys, cheaper to compare
+# and to store than a tuple. ``StreamID`` stays the type of every public value.
+
+#: key of ``MIN_ID`` / ``MAX_ID``
+MIN_KEY = 0
+MAX_KEY = (1 << 128) - 1
+
+
+def key_of(sid: Tuple[int, int]) -> int:
+    """The 128-bit key of ``sid``. O(1)."""
+    return (sid[0] << 64) | sid[1]
+
+
+def id_of(key: int) -> StreamID:
+    """The ``StreamID`` of a 128-bit key. O(1)."""
+    return _new(StreamID, (key >> 64, key & U64_MAX))
+
+
+def encode_key(key: int) -> bytes:
+    """The wire form of a 128-bit key (``b"<ms>-<seq>"``). O(1)."""
+    return b"%d-%d" % (key >> 64, key & U64_MAX)
 
 
 def next_id(last: StreamID, now_ms: int) -> Optional[StreamID]:
@@ -92,7 +125,9 @@ def parse_u64(raw: bytes) -> Optional[int]:
 
 
 def parse_i64(raw: bytes) -> Optional[int]:
-    """``string2ll``: optional single ``-``, no ``+``, no leading zeros (except ``0``), no spaces, fits int64."""
+    """``string2ll``: optional single ``-``, no ``+``, no leading zeros (except ``0``), no spaces, fits int64. O(len)."""
+    if raw.isdigit() and len(raw) < 19 and (raw[0] != 0x30 or len(raw) == 1):  # bytes.isdigit: ASCII only
+        return int(raw)
     n = len(raw)
     if n == 0 or n > 20:
         return None
@@ -140,21 +175,55 @@ def _parse(raw: bytes, missing_seq: int, strict: bool, allow_ms_star: bool) -> T
     return StreamID(ms, seq), True
 
 
+def _canonical(raw: bytes, missing_seq: int) -> Optional[StreamID]:
+    """Fast path of every ID parser: ``<digits>[-<digits>]`` with at most 19 digits per part. O(len).
+
+    Such text means the same to every parser here (no sign, no ``-``/``+``, no NUL, fits in 64 bits,
+    leading zeros allowed as ``strtoull`` allows them); anything else returns ``None`` and takes the
+    exact parser.
+    """
+    ms, dash, seq = raw.partition(b"-")
+    if ms.isdigit() and len(ms) < 20:  # bytes.isdigit: ASCII digits only, False when empty
+        if not dash:
+            return _new(StreamID, (int(ms), missing_seq))
+        if seq.isdigit() and len(seq) < 20:
+            return _new(StreamID, (int(ms), int(seq)))
+    return None
+
+
 def parse_id(raw: bytes, missing_seq: int = 0) -> StreamID:
-    """``streamParseIDOrReply``: non-strict (``-`` and ``+`` accepted)."""
+    """``streamParseIDOrReply``: non-strict (``-`` and ``+`` accepted). O(len)."""
+    sid = _canonical(raw, missing_seq)
+    if sid is not None:
+        return sid
     return _parse(raw, missing_seq, strict=False, allow_ms_star=False)[0]
 
 
 def parse_strict_id(raw: bytes, missing_seq: int = 0) -> StreamID:
-    """``streamParseStrictIDOrReply(..., NULL)``: ``-`` and ``+`` are invalid."""
+    """``streamParseStrictIDOrReply(..., NULL)``: ``-`` and ``+`` are invalid. O(len)."""
+    sid = _canonical(raw, missing_seq)
+    if sid is not None:
+        return sid
     return _parse(raw, missing_seq, strict=True, allow_ms_star=False)[0]
+
+
+def parse_strict_key(raw: bytes) -> int:
+    """:func:`parse_strict_id` as a 128-bit key (missing seq 0). O(len)."""
+    ms, dash, seq = raw.partition(b"-")
+    if dash and ms.isdigit() and seq.isdigit() and len(ms) < 20 and len(seq) < 20:
+        return (int(ms) << 64) | int(seq)
+    sid = parse_strict_id(raw)
+    return (sid[0] << 64) | sid[1]
 
 
 def parse_xadd_id(raw: bytes) -> Tuple[StreamID, bool]:
     """The XADD ID argument (strict, with ``<ms>-*``). Returns ``(id, seq_given)``; ``seq_given`` is False for ``ms-*``.
 
-    ``*`` itself is handled by the caller before this is reached.
+    ``*`` itself is handled by the caller before this is reached. O(len).
     """
+    sid = _canonical(raw, 0)
+    if sid is not None:
+        return sid, True
     return _parse(raw, 0, strict=True, allow_ms_star=True)
 
 
@@ -170,7 +239,12 @@ def parse_interval_id(raw: bytes, missing_seq: int) -> Tuple[StreamID, bool]:
 
 
 def parse_range_start(raw: bytes) -> StreamID:
-    """An inclusive lower bound from a start argument (missing seq 0; ``(x`` → x+1)."""
+    """An inclusive lower bound from a start argument (missing seq 0; ``(x`` → x+1). O(len)."""
+    sid = _canonical(raw, 0)
+    if sid is not None:
+        return sid
+    if raw == b"-":
+        return MIN_ID
     sid, exclusive = parse_interval_id(raw, 0)
     if exclusive:
         nxt = sid.incr()
@@ -181,7 +255,12 @@ def parse_range_start(raw: bytes) -> StreamID:
 
 
 def parse_range_end(raw: bytes) -> StreamID:
-    """An inclusive upper bound from an end argument (missing seq max; ``(x`` → x-1)."""
+    """An inclusive upper bound from an end argument (missing seq max; ``(x`` → x-1). O(len)."""
+    sid = _canonical(raw, U64_MAX)
+    if sid is not None:
+        return sid
+    if raw == b"+":
+        return MAX_ID
     sid, exclusive = parse_interval_id(raw, U64_MAX)
     if exclusive:
         prv = sid.decr()

@@ -48,32 +48,34 @@ def backlen_size(enc_len: int) -> int:
 
 
 def int_size(value: int) -> int:
-    """Bytes of an integer listpack element (encoding + 1-byte backlen). ``value`` is an int64."""
+    """Bytes of an integer listpack element (encoding + 1-byte backlen). ``value`` is an int64. O(1)."""
     if 0 <= value <= 127:
-        enc = 1
-    elif -4096 <= value <= 4095:
-        enc = 2
-    elif -32768 <= value <= 32767:
-        enc = 3
-    elif -8388608 <= value <= 8388607:
-        enc = 4
-    elif -2147483648 <= value <= 2147483647:
-        enc = 5
-    else:
-        enc = 9
-    return enc + 1
+        return 2
+    if -4096 <= value <= 4095:
+        return 3
+    if -32768 <= value <= 32767:
+        return 4
+    if -8388608 <= value <= 8388607:
+        return 5
+    if -2147483648 <= value <= 2147483647:
+        return 6
+    return 10
+
+
+#: first bytes that can start canonical int64 text (``-`` or a digit): only these can be integer-encoded
+_INT_START = frozenset(b"-0123456789")
 
 
 def str_size(raw: bytes) -> int:
-    """Bytes of a string listpack element as ``lpAppend`` stores it (integer-encoded when canonical int64 text)."""
+    """Bytes of a string listpack element as ``lpAppend`` stores it (integer-encoded when canonical int64 text). O(len)."""
     n = len(raw)
-    if n <= 20:
+    if n <= 20 and n and raw[0] in _INT_START:
         value = parse_i64(raw)
         if value is not None:
             return int_size(value)
     if n < 64:
-        enc = 1 + n
-    elif n < 4096:
+        return n + 2  # 1-byte header + backlen 1
+    if n < 4096:
         enc = 2 + n
     else:
         enc = 5 + n
@@ -131,15 +133,28 @@ class Node:
 
     def add(self, sid: StreamID, fields: Sequence[bytes]) -> None:
         """Append entry ``sid`` (``[f1, v1, ...]``) after the existing ones. O(number of fields)."""
+        self.add_entry(sid, list(fields))
+
+    def add_entry(self, sid: StreamID, fields: List[bytes]) -> Tuple[bytes, ...]:
+        """:meth:`add`, returning the field tuple to store. O(number of fields).
+
+        ``fields`` is the caller's fresh list; with the master's field names (SAMEFIELDS) its names are
+        replaced by the master's own (equal) bytes objects, so entries of a node share them.
+        """
         names = fields[0::2]
         numfields = len(names)
-        same = numfields == len(self.master_fields) and tuple(names) == self.master_fields
-        size = int_size(FLAG_SAMEFIELDS if same else FLAG_NONE)
-        size += int_size(delta(sid.ms, self.master.ms)) + int_size(delta(sid.seq, self.master.seq))
-        if same:
+        master = self.master
+        d = sid[0] - master[0]
+        size = 2 + (2 if 0 <= d <= 127 else int_size(delta(sid[0], master[0])))  # flags (0 or 2) + ms-delta
+        d = sid[1] - master[1]
+        size += 2 if 0 <= d <= 127 else int_size(delta(sid[1], master[1]))
+        master_fields = self.master_fields
+        if numfields == len(master_fields) and tuple(names) == master_fields:
             for value in fields[1::2]:
-                size += str_size(value)
+                n = len(value)
+                size += n + 2 if n < 64 and (not n or value[0] not in _INT_START) else str_size(value)
             size += int_size(numfields + 3)
+            fields[0::2] = master_fields
         else:
             size += int_size(numfields)
             for item in fields:
@@ -148,6 +163,7 @@ class Node:
         self.base_bytes += size
         self.count += 1
         self.last_id = sid
+        return tuple(fields)
 
     def mark_deleted(self, n: int = 1) -> None:
         """Turn ``n`` live entries into tombstones (flags rewritten in place; same size)."""

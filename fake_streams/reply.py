@@ -47,6 +47,11 @@ def entries(items: Iterable[Tuple[StreamID, Sequence[bytes]]]) -> List[Any]:
     return [[sid.encode(), list(fields)] for sid, fields in items]
 
 
+def entries_of(encs: Iterable[bytes], fields: Iterable[Sequence[bytes]]) -> List[Any]:
+    """Entries ``[[id, [f, v, ...]], ...]`` from parallel encoded IDs and field sequences (fresh lists). O(k), no Python loop."""
+    return list(map(list, zip(encs, map(list, fields))))
+
+
 def map_reply(protocol: int, pairs: Iterable[Tuple[bytes, Any]]) -> Any:
     """``addReplyMapLen``: a RESP3 map (dict) or, under RESP2, a flat ``[k1, v1, k2, v2, ...]`` array."""
     if protocol == 3:

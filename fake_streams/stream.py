@@ -42,11 +42,13 @@ model then appends to the node that owns the ID by order, or opens a new node.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from sortedcontainers import SortedDict
 
-from .ids import MIN_ID, StreamID
+from .idindex import EntryIndex
+from .ids import MIN_ID, StreamID, id_of
 from .nodes import Node, node_layout, rax_key, rax_node_count
 
 Entry = Tuple[StreamID, List[bytes]]
@@ -61,8 +63,9 @@ class Stream:
     stream_node_max_bytes: int = 4096
 
     def __init__(self, node_max_entries: Optional[int] = None, node_max_bytes: Optional[int] = None) -> None:
-        self._entries: SortedDict = SortedDict()
+        self._entries = EntryIndex()
         self._nodes: SortedDict = SortedDict()
+        self._tail: Optional[Node] = None  # the node with the greatest master (the server's last node)
         self._rax_nodes: Optional[int] = 1
         self.last_id: StreamID = MIN_ID
         self.first_id: StreamID = MIN_ID
@@ -79,44 +82,63 @@ class Stream:
         return True
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return self._entries._len
 
     # ----------------------------------------------------------------- adding
     def append(self, sid: StreamID, fields: Sequence[bytes]) -> None:
-        """Add an entry ``[f1, v1, ...]``; the caller has checked ``sid > last_id``.
+        """Add an entry ``[f1, v1, ...]``; the caller has checked ``sid > last_id``. O(log #nodes + fields)."""
+        self.add(sid, (sid[0] << 64) | sid[1], b"%d-%d" % sid, list(fields))
+
+    def add(self, sid: StreamID, key: int, enc: bytes, fields: List[bytes], payload: int = -1) -> None:
+        """:meth:`append` for the engine: ``key``/``enc`` are ``sid``'s 128-bit key and wire form; ``fields`` is a
+        fresh list the stream keeps (as a tuple; names may be swapped for the node's equal master names);
+        ``payload`` is the sum of their lengths when the caller knows it.
 
         The entry goes to the last node unless that node is full (``stream-node-max-bytes`` /
-        ``-entries``), else a new node starts with ``sid`` as its master. O(log n + fields).
+        ``-entries``), else a new node starts with ``sid`` as its master. O(fields) (+ O(log #nodes)
+        when a node is opened, or after XSETID moved ``last_id`` below the last node's master).
         """
-        fields = list(fields)
-        nodes = self._nodes
-        node: Optional[Node] = None
-        if nodes:
-            master, node = nodes.peekitem(-1)
-            if master > sid:  # only after XSETID moved last_id below a tombstone-only tail node
+        node = self._tail
+        if node is not None:
+            if node.master > sid:  # only after XSETID moved last_id below a tombstone-only tail node
+                nodes = self._nodes
                 i = nodes.bisect_right(sid) - 1
                 node = nodes.peekitem(i)[1] if i >= 0 else None
             if node is not None and node.master != sid:
-                payload = 0
-                for item in fields:
-                    payload += len(item)
+                if payload < 0:
+                    payload = sum(map(len, fields))
                 if node.is_full(payload, self.stream_node_max_bytes, self.stream_node_max_entries):
                     node = None
         if node is None:
-            nodes[sid] = Node(sid, fields)
+            node = Node(sid, fields)
+            self._nodes[sid] = node
+            tail = self._tail
+            if tail is None or tail.master < sid:
+                self._tail = node
             self._rax_nodes = None
+            stored = tuple(fields)
         else:
-            node.add(sid, fields)
-        self._entries[sid] = fields
+            stored = node.add_entry(sid, fields)
+        entries = self._entries
+        entries.append_entry(key, enc, stored)
         self.last_id = sid
         self.entries_added += 1
-        if len(self._entries) == 1:
+        if entries._len == 1:
             self.first_id = sid
 
     # ---------------------------------------------------------------- reading
     def get(self, sid: StreamID) -> Optional[List[bytes]]:
-        """The fields of the live entry ``sid``, or ``None``. O(1)."""
-        return self._entries.get(sid)
+        """A copy of the fields of the live entry ``sid``, or ``None``. O(log n)."""
+        fields = self._entries.get_k((sid[0] << 64) | sid[1])
+        return None if fields is None else list(fields)
+
+    def fields_k(self, key: int) -> Optional[Tuple[bytes, ...]]:
+        """The stored field tuple of the live entry with 128-bit ``key``, or ``None``. O(log n)."""
+        return self._entries.get_k(key)
+
+    def entry_k(self, key: int) -> Optional[Tuple[bytes, Tuple[bytes, ...]]]:
+        """``(encoded id, field tuple)`` of the live entry with 128-bit ``key``, or ``None``. O(log n)."""
+        return self._entries.entry_k(key)
 
     def __contains__(self, sid: object) -> bool:
         return sid in self._entries
@@ -126,39 +148,57 @@ class Stream:
 
         O(log n + k) for k returned.
         """
-        out: List[Entry] = []
         if start > end:
-            return out
+            return []
+        lo, hi = (start[0] << 64) | start[1], (end[0] << 64) | end[1]
         entries = self._entries
-        for sid in entries.irange(start, end, reverse=rev):
-            out.append((sid, entries[sid]))
+        scan = entries.rscan_k(hi, lo) if rev else entries.scan_k(lo, hi)
+        out: List[Entry] = []
+        for k, fields in scan:
+            out.append((id_of(k), list(fields)))
             if count and len(out) >= count:
                 break
         return out
 
+    def reply_range(self, lo: int, hi: int, count: int = 0, rev: bool = False) -> List[List]:
+        """XRANGE/XREVRANGE reply entries ``[[id, [f, v, ...]], ...]`` for 128-bit keys ``lo..hi``. O(log n + k)."""
+        if lo > hi:
+            return []
+        if rev:
+            return self._entries.reply_range_rev(lo, hi, count)
+        return self._entries.reply_range(lo, hi, count)
+
+    def slice_after(self, key: int, count: int = 0) -> Tuple[List[int], List[bytes], List[Tuple[bytes, ...]]]:
+        """``(keys, encoded ids, field tuples)`` of the live entries after 128-bit ``key``, at most ``count`` (0 = all).
+
+        O(log n + k).
+        """
+        return self._entries.slice_after(key, count)
+
     def iter_after(self, after: StreamID) -> Iterator[Entry]:
         """Live entries with ID > ``after``, ascending. O(log n) to start, O(1) per step."""
-        entries = self._entries
-        for sid in entries.irange(after, None, inclusive=(False, True)):
-            yield sid, entries[sid]
+        for k, fields in self._entries.scan_k((after[0] << 64) | after[1], None, inclusive=False):
+            yield id_of(k), list(fields)
 
     def first_entry(self) -> Optional[Entry]:
-        """The first live entry or ``None``. O(log n)."""
-        if not self._entries:
-            return None
-        sid = self._entries.keys()[0]
-        return sid, self._entries[sid]
+        """The first live entry or ``None``. O(1)."""
+        first = self._entries.first_entry()
+        return None if first is None else (id_of(first[0]), list(first[2]))
 
     def last_entry(self) -> Optional[Entry]:
-        """The last live entry or ``None``. O(log n)."""
-        if not self._entries:
-            return None
-        sid = self._entries.keys()[-1]
-        return sid, self._entries[sid]
+        """The last live entry or ``None``. O(1)."""
+        last = self._entries.last_entry()
+        return None if last is None else (id_of(last[0]), list(last[2]))
+
+    def last_valid_key(self) -> Optional[int]:
+        """The 128-bit key of the last live entry, or ``None`` when empty. O(1)."""
+        maxes = self._entries._maxes
+        return maxes[-1] if maxes else None
 
     def last_valid_id(self) -> Optional[StreamID]:
-        """``streamLastValidID``: the ID of the last live entry, or ``None`` when empty."""
-        return self._entries.keys()[-1] if self._entries else None
+        """``streamLastValidID``: the ID of the last live entry, or ``None`` when empty. O(1)."""
+        maxes = self._entries._maxes
+        return id_of(maxes[-1]) if maxes else None
 
     # --------------------------------------------------------------- deleting
     def _node_of(self, sid: StreamID) -> Node:
@@ -171,12 +211,14 @@ class Stream:
         The entry becomes a tombstone in its node; a node whose last live entry goes is freed.
         """
         entries = self._entries
-        if sid not in entries:
+        if entries.pop_k((sid[0] << 64) | sid[1]) is None:
             return False
-        del entries[sid]
         node = self._node_of(sid)
         if node.count == 1:
-            del self._nodes[node.master]
+            nodes = self._nodes
+            del nodes[node.master]
+            if node is self._tail:
+                self._tail = nodes.peekitem(-1)[1] if nodes else None
             self._rax_nodes = None
         else:
             node.mark_deleted()
@@ -185,7 +227,7 @@ class Stream:
         if not entries:
             self.first_id = MIN_ID
         elif sid == self.first_id:
-            self.first_id = entries.keys()[0]
+            self.first_id = id_of(entries.first_k())  # type: ignore[arg-type]
         return True
 
     def default_trim_limit(self) -> int:
@@ -232,27 +274,28 @@ class Stream:
                 remove_node = node.last_id < minid  # type: ignore[operator]
             if remove_node:
                 del nodes[master]
+                if node is self._tail:
+                    self._tail = None  # it was the only node left
                 self._rax_nodes = None
                 if live:
-                    del entries.keys()[:live]
+                    entries.pop_front(live)
                 deleted += live
                 continue
             if approx:
                 break
             if maxlen is not None:
-                k = length - maxlen
+                k = min(length - maxlen, live)
             else:
-                k = entries.bisect_left(minid)
-            k = min(k, live)
+                k = entries.count_below((minid[0] << 64) | minid[1], live)  # type: ignore[index]
             if k > 0:
-                del entries.keys()[:k]
+                entries.pop_front(k)
                 node.mark_deleted(k)
                 deleted += k
             break
         if not entries:
             self.first_id = MIN_ID
         elif deleted:
-            self.first_id = entries.keys()[0]
+            self.first_id = id_of(entries.first_k())  # type: ignore[arg-type]
         return deleted
 
     # ------------------------------------------------------------ node model
@@ -276,8 +319,9 @@ class Stream:
     def _check(self) -> None:
         """Assert every invariant. O(n)."""
         entries = self._entries
-        keys = list(entries.keys())
-        assert keys == sorted(keys)
+        entries._check()
+        ints = list(entries.iter_keys())
+        keys = [id_of(k) for k in ints]
         if keys:
             assert keys[-1] <= self.last_id
             assert self.first_id == keys[0], (self.first_id, keys[0])
@@ -290,14 +334,15 @@ class Stream:
             node = self._nodes[master]
             assert node.master == master
             assert node.count >= 0 and node.deleted >= 0 and node.count + node.deleted >= 1, node
-            lo = entries.bisect_left(master)
-            hi = entries.bisect_left(masters[i + 1]) if i + 1 < len(masters) else len(entries)
+            lo = bisect_left(keys, master)
+            hi = bisect_left(keys, masters[i + 1]) if i + 1 < len(masters) else len(entries)
             assert hi - lo == node.count, (node, hi - lo)
             assert node.lp_bytes > 0
             total += node.count
         assert total == len(entries), (total, len(entries))
         if keys:
             assert masters and masters[0] <= keys[0]
+        assert self._tail is (self._nodes.peekitem(-1)[1] if masters else None), self._tail
         fresh = rax_node_count([rax_key(m) for m in masters])
         assert self._rax_nodes is None or self._rax_nodes == fresh, (self._rax_nodes, fresh)
 

@@ -19,6 +19,9 @@ try:  # Python 3.8+
 except ImportError:  # pragma: no cover
     Protocol = object  # type: ignore
 
+from ..errors import ReplyError
+from ..ids import parse_i64
+
 if TYPE_CHECKING:
     from ..profiles import Profile
     from ..stream import Stream
@@ -109,10 +112,9 @@ def cstr(raw: bytes) -> bytes:
 
 
 def parse_count(raw: bytes) -> int:
-    """An integer argument parsed with ``getLongLongFromObjectOrReply`` (NOT_INTEGER on failure)."""
-    from ..errors import ReplyError
-    from ..ids import parse_i64
-
+    """An integer argument parsed with ``getLongLongFromObjectOrReply`` (NOT_INTEGER on failure). O(len)."""
+    if raw.isdigit() and len(raw) < 19 and (raw[0] != 0x30 or len(raw) == 1):  # canonical, fits: no parser call
+        return int(raw)
     value = parse_i64(raw)
     if value is None:
         raise ReplyError("NOT_INTEGER")

@@ -7,9 +7,9 @@
 Neither command dirties WATCH, sends a keyspace event or touches a consumer's seen/active time
 (checked on Redis 7.0.15 and Valkey 9.1.2). Idle times come from ``ctx.now_ms``.
 
-Costs: XACK O(log p) per ID (two PEL removals). XPENDING summary O(1) for size/min/max plus
-O(c) over the consumers; extended O(log p + k) for k entries examined (with IDLE, skipped entries
-count as examined).
+Costs (p = PEL size, L = chunk size of :mod:`~fake_streams.idindex`): XACK O(log p + L) per ID (two
+PEL removals). XPENDING summary O(1) for size/min/max plus O(c) over the consumers; extended
+O(log p + k) for k entries examined (with IDLE, skipped entries count as examined).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, List, Optional
 
 from ..errors import ReplyError
-from ..ids import parse_range_end, parse_range_start, parse_strict_id
+from ..ids import encode_key, parse_range_end, parse_range_start, parse_strict_key
 from .base import Context, cstr, parse_count, spec
 
 
@@ -27,13 +27,20 @@ def xack(ctx: Context, args: List[bytes]) -> int:
     A missing key or group answers 0 before the IDs are validated; one invalid ID fails the whole
     call with nothing acknowledged. O(log p) per ID.
     """
-    key, name, raw_ids = args[0], args[1], args[2:]
-    stream = ctx.lookup(key)
-    group = stream.groups.get(name) if stream is not None else None
+    stream = ctx.lookup(args[0])
+    group = stream.groups.get(args[1]) if stream is not None else None
     if group is None:
         return 0
-    ids = [parse_strict_id(raw) for raw in raw_ids]
-    return sum(1 for sid in ids if group.remove_pending(sid))
+    keys = [parse_strict_key(raw) for raw in args[2:]]  # every ID is valid before anything is acknowledged
+    pop = group.pel.pop_k
+    acked = 0
+    for k in keys:
+        nack = pop(k)
+        if nack is not None:
+            acked += 1
+            if nack.consumer is not None:
+                nack.consumer.pel.pop_k(k)
+    return acked
 
 
 def xpending(ctx: Context, args: List[bytes]) -> List[Any]:
@@ -65,9 +72,8 @@ def xpending(ctx: Context, args: List[bytes]) -> List[Any]:
         pel = group.pel
         if not pel:
             return [0, None, None, None]
-        ids = pel.keys()
         owners = [[c.name, b"%d" % len(c.pel)] for c in group.consumers.values() if c.pel]
-        return [len(pel), ids[0].encode(), ids[-1].encode(), owners]
+        return [len(pel), encode_key(pel.first_k()), encode_key(pel.last_k()), owners]
 
     if consumer_name is not None:
         consumer = group.get_consumer(consumer_name)
@@ -80,11 +86,17 @@ def xpending(ctx: Context, args: List[bytes]) -> List[Any]:
     out: List[Any] = []
     if not count:
         return out
-    for sid in pel.irange(start, end):
-        nack = pel[sid]
-        if min_idle and now - nack.delivery_time < min_idle:
+    lo, hi = (start[0] << 64) | start[1], (end[0] << 64) | end[1]
+    if not min_idle:
+        for nack in pel.values_k(lo, hi, count):
+            idle = now - nack.delivery_time
+            out.append([nack.id_bytes, nack.consumer.name, idle if idle > 0 else 0, nack.delivery_count])
+        return out
+    for _, nack in pel.scan_k(lo, hi):
+        idle = now - nack.delivery_time
+        if idle < min_idle:
             continue  # filtered entries do not consume COUNT
-        out.append([sid.encode(), nack.consumer.name, nack.idle(now), nack.delivery_count])
+        out.append([nack.id_bytes, nack.consumer.name, idle if idle > 0 else 0, nack.delivery_count])
         if len(out) == count:
             break
     return out

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, List, NamedTuple, Optional, Tuple
 
 from ..errors import ReplyError
-from ..ids import MAX_ID, MIN_ID, U64_MAX, StreamID, next_id, parse_strict_id, parse_xadd_id
+from ..ids import MAX_ID, MIN_ID, U64_MAX, StreamID, make_id, next_id, parse_strict_id, parse_xadd_id
 from ..nodes import LISTPACK_MAX_SIZE
 from .base import Context, cstr, parse_count, spec
 
@@ -130,6 +130,8 @@ def xadd(ctx: Context, args: List[bytes]) -> Optional[bytes]:
     O(log n + fields), plus the trimming work (proportional to what is removed).
     """
     key = args[0]
+    if len(args) > 3 and args[1] == b"*" and len(args) % 2 == 0:  # `XADD key * field value ...`: no option to scan
+        return _xadd_now(ctx, key, args)
     targs = parse_add_trim_args(args, xadd=True)
     field_pos = targs.id_pos + 1
     nitems = len(args) - field_pos
@@ -151,13 +153,38 @@ def xadd(ctx: Context, args: List[bytes]) -> Optional[bytes]:
         total += len(item)
     if total > LISTPACK_MAX_SIZE:
         raise ReplyError("ELEMENTS_TOO_LARGE")
-    stream.append(sid, fields)
+    enc = b"%d-%d" % sid
+    stream.add(sid, (sid[0] << 64) | sid[1], enc, fields, total)
     ctx.modified(key)
     ctx.notify("xadd", key)
     if targs.has_strategy and _trim(stream, targs):
         ctx.notify("xtrim", key)
     ctx.signal_ready(key)
-    return sid.encode()
+    return enc
+
+
+def _xadd_now(ctx: Context, key: bytes, args: List[bytes]) -> bytes:
+    """``XADD key * field value [field value ...]`` (an even number >= 2 of fields and values): the same
+    steps as :func:`xadd` without the option scan. O(fields) (+ O(log n) when a node is opened).
+    """
+    stream = ctx.lookup(key)
+    if stream is None:
+        stream = ctx.create(key)
+    last = stream.last_id
+    if last == MAX_ID:
+        raise ReplyError("XADD_ID_EXHAUSTED")
+    now = ctx.now_ms
+    sid = make_id(now, 0) if now > last[0] else last.incr()
+    fields = args[2:]
+    total = sum(map(len, fields))
+    if total > LISTPACK_MAX_SIZE:
+        raise ReplyError("ELEMENTS_TOO_LARGE")
+    enc = b"%d-%d" % sid
+    stream.add(sid, (sid[0] << 64) | sid[1], enc, fields, total)
+    ctx.modified(key)
+    ctx.notify("xadd", key)
+    ctx.signal_ready(key)
+    return enc
 
 
 def xtrim(ctx: Context, args: List[bytes]) -> int:

@@ -20,8 +20,7 @@ from typing import Any, List, Optional, Tuple
 
 from ..errors import ReplyError
 from ..groups import Consumer, ConsumerGroup
-from ..ids import MIN_ID, StreamID, parse_i64, parse_range_start, parse_strict_id
-from ..reply import entry
+from ..ids import MIN_ID, StreamID, id_of, parse_i64, parse_range_start, parse_strict_id
 from ..stream import Stream
 from .base import Context, cstr, spec
 
@@ -124,7 +123,7 @@ def parse_xclaim(args: List[bytes], now_ms: int) -> Tuple[int, List[StreamID], _
 
 
 def xclaim(ctx: Context, args: List[bytes]) -> List[Any]:
-    """XCLAIM. O(k log n) for k IDs (n = group PEL size).
+    """XCLAIM. O(k (log n + L)) for k IDs (n = group PEL size, L = PEL chunk size).
 
     Reply: the claimed entries (or IDs with JUSTID) in argument order; duplicates are processed again.
     IDs whose entry no longer exists are dropped from the PEL and left out of the reply.
@@ -147,28 +146,30 @@ def xclaim(ctx: Context, args: List[bytes]) -> List[Any]:
     track_active = profile.has("consumer_active_time")
 
     reply: List[Any] = []
+    pel = group.pel
     for sid in ids:
-        nack = group.pel.get(sid)
-        fields = stream.get(sid)
-        if fields is None:  # deleted, trimmed or never existed
+        k = (sid[0] << 64) | sid[1]
+        nack = pel.get_k(k)
+        found = stream.entry_k(k)
+        if found is None:  # deleted, trimmed or never existed
             if nack is not None:
-                group.remove_pending(sid)
+                group.remove_pending_k(k)
             continue
         if nack is None:
             if not opts.force:
                 continue
-            nack = group.create_unowned(sid, now)  # no owner yet: the min-idle check does not apply
+            nack = group.create_unowned_k(k, found[0], now)  # no owner yet: the min-idle check does not apply
         elif min_idle and now - nack.delivery_time < min_idle:
             continue
         if consumer is None:  # R7.0: looked up / created on the first claim only
             consumer = _consumer(ctx, key, group, consumer_name)
-        group.assign(sid, nack, consumer)
+        group.assign_k(k, nack, consumer)
         nack.delivery_time = delivery_time
         if opts.retry_count >= 0:
             nack.delivery_count = opts.retry_count
         elif not opts.justid:
             nack.delivery_count += 1
-        reply.append(sid.encode() if opts.justid else entry(sid, fields))
+        reply.append(found[0] if opts.justid else [found[0], list(found[1])])
         if track_active:
             consumer.active_time = now
     return reply
@@ -202,7 +203,7 @@ def parse_xautoclaim(args: List[bytes]) -> Tuple[int, StreamID, int, bool]:
 
 
 def xautoclaim(ctx: Context, args: List[bytes]) -> List[Any]:
-    """XAUTOCLAIM. O(COUNT * 10 * log n) at most (n = group PEL size).
+    """XAUTOCLAIM. O(log n + COUNT * 10) examined entries, each claim O(log n + L) (n = group PEL size).
 
     Scans the group PEL from ``start``, examining at most ``COUNT * 10`` entries and stopping after
     ``COUNT`` results; an entry that no longer exists in the stream is removed from the PEL, reported
@@ -222,37 +223,40 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Any]:
         consumer = _consumer(ctx, key, group, consumer_name)
     track_active = profile.has("consumer_active_time")
 
-    pel = group.pel
-    keys = pel.keys()
-    pos = pel.bisect_left(start)
+    get = stream.get
     attempts = count * ATTEMPTS_FACTOR
     claimed: List[Any] = []
     deleted: List[bytes] = []
-    while attempts and count and pos < len(keys):
+    dead: List[int] = []  # PEL keys of deleted entries, removed after the scan
+    cursor = b"0-0"
+    for k, nack in group.pel.scan_k((start[0] << 64) | start[1], None, True, attempts + 1):
+        if not attempts or not count:
+            cursor = nack.id_bytes  # the first PEL entry not examined
+            break
         attempts -= 1
-        sid = keys[pos]
-        fields = stream.get(sid)
+        fields = get(id_of(k))  # a fresh copy: the reply's field list
         if fields is None:
-            group.remove_pending(sid)  # the next PEL entry slides into ``pos``
-            deleted.append(sid.encode())
+            dead.append(k)
+            deleted.append(nack.id_bytes)
             count -= 1
             continue
-        pos += 1
-        nack = pel[sid]
         if min_idle and now - nack.delivery_time < min_idle:
             continue
         if consumer is None:  # R7.0: looked up / created on the first claim only
             consumer = _consumer(ctx, key, group, consumer_name)
-        group.assign(sid, nack, consumer)
+        group.assign_k(k, nack, consumer)
         nack.delivery_time = now
-        if not justid:
+        if justid:
+            claimed.append(nack.id_bytes)
+        else:
             nack.delivery_count += 1
-        claimed.append(sid.encode() if justid else entry(sid, fields))
+            claimed.append([nack.id_bytes, fields])
         count -= 1
         if track_active:
             consumer.active_time = now
-    cursor = keys[pos] if pos < len(keys) else MIN_ID
-    return [cursor.encode(), claimed, deleted]
+    for k in dead:
+        group.remove_pending_k(k)
+    return [cursor, claimed, deleted]
 
 
 SPECS = (

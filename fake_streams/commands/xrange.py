@@ -16,7 +16,6 @@ from typing import Any, List, Tuple
 
 from ..errors import ReplyError
 from ..ids import parse_range_end, parse_range_start, parse_strict_id
-from ..reply import entries
 from .base import Context, cstr, parse_count, spec
 
 
@@ -28,7 +27,8 @@ def _range(ctx: Context, args: List[bytes], rev: bool) -> Any:
     j = 3
     argc = len(args)
     while j < argc:
-        if cstr(args[j]).lower() == b"count" and argc - j - 1 >= 1:
+        opt = args[j]
+        if (opt == b"COUNT" or cstr(opt).lower() == b"count") and argc - j - 1 >= 1:
             count = max(parse_count(args[j + 1]), 0)
             j += 2
         else:
@@ -38,7 +38,7 @@ def _range(ctx: Context, args: List[bytes], rev: bool) -> Any:
         return []
     if count == 0:
         return None
-    return entries(stream.range(start, end, count if count > 0 else 0, rev))
+    return stream.reply_range((start[0] << 64) | start[1], (end[0] << 64) | end[1], count if count > 0 else 0, rev)
 
 
 def xrange(ctx: Context, args: List[bytes]) -> Any:

@@ -42,20 +42,20 @@ are created for every stream of the command on ``eager_consumer_creation`` profi
 only for served streams; ``seen_time = now`` whenever the consumer is looked up.
 
 Costs: per stream O(log n) to decide and to start iterating, O(1) per entry returned; XREADGROUP
-``>`` adds two O(log p) PEL inserts per delivered entry; history reads are O(log p + k) over the
-consumer PEL plus one O(log n) stream lookup per entry.
+``>`` appends each delivered entry to the group and consumer PELs (O(1) each when the IDs are above
+every pending one, else O(log p + L)); history reads are O(log p + k) over the consumer PEL plus one
+O(log n) stream lookup per entry.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import islice
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import ReplyError
-from ..groups import Consumer, ConsumerGroup, advance_entries_read
-from ..ids import MAX_ID, MIN_ID, StreamID, parse_i64, parse_strict_id
-from ..reply import entries, entry, keyed_reply
+from ..groups import INVALID_ENTRIES_READ, Consumer, ConsumerGroup, advance_entries_read, has_tombstones
+from ..ids import MAX_ID, MIN_ID, StreamID, id_of, parse_i64, parse_strict_id
+from ..reply import entries_of, keyed_reply
 from ..stream import Stream
 from .base import BlockRequest, Context, cstr, parse_count, spec
 
@@ -190,9 +190,15 @@ def _resolve(ctx: Context, opts: ReadOptions, args: List[bytes]) -> List[Resolve
 
 # ------------------------------------------------------------------------------------------- serving
 def _has_newer(stream: Stream, gt: StreamID) -> bool:
-    """Whether the last live entry is newer than ``gt`` (``streamLastValidID`` > gt). O(log n)."""
-    last = stream.last_valid_id()
-    return last is not None and last > gt
+    """Whether the last live entry is newer than ``gt`` (``streamLastValidID`` > gt). O(1)."""
+    last = stream.last_valid_key()
+    return last is not None and last > (gt[0] << 64) | gt[1]
+
+
+def _entries_after(stream: Stream, gt: StreamID, count: int) -> List[Any]:
+    """Reply entries after ``gt``, at most ``count`` (0 = all). O(log n + k)."""
+    _, encs, fields = stream.slice_after((gt[0] << 64) | gt[1], count)
+    return entries_of(encs, fields)
 
 
 def _consumer(ctx: Context, key: bytes, group: ConsumerGroup, name: bytes) -> Consumer:
@@ -207,20 +213,26 @@ def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: C
 
     Each entry advances ``entries_read``/``last_id`` and, unless NOACK, is recorded in the PEL (an ID
     already pending moves to this consumer with its count reset) and marks the consumer active.
-    O(log n) + O(log p) per entry.
+    O(log n + k) for k entries when they are newer than every pending ID (the usual case: PEL appends),
+    else O(log n + k (log p + L)).
     """
     now = ctx.now_ms
-    set_active = not noack and ctx.profile.has("consumer_active_time")
-    out: List[Any] = []
-    for sid, fields in islice(stream.iter_after(group.last_id), count or None):
-        advance_entries_read(stream, group, sid)
-        group.last_id = sid
-        out.append(entry(sid, fields))
-        if not noack:
-            group.deliver(sid, consumer, now)
-            if set_active:
-                consumer.active_time = now
-    return out
+    last = group.last_id
+    keys, encs, fields = stream.slice_after((last[0] << 64) | last[1], count)
+    if not keys:
+        return []
+    first = id_of(keys[0])
+    if group.entries_read != INVALID_ENTRIES_READ and not has_tombstones(stream, first):
+        group.entries_read += len(keys)  # no tombstone at/after the first ID: none after the later ones either
+    else:
+        for k in keys:
+            advance_entries_read(stream, group, id_of(k))
+    group.last_id = id_of(keys[-1])
+    if not noack:
+        group.deliver_batch(keys, encs, consumer, now)
+        if ctx.profile.has("consumer_active_time"):
+            consumer.active_time = now
+    return entries_of(encs, fields)
 
 
 def _read_history(ctx: Context, stream: Stream, consumer: Consumer, gt: StreamID, count: int) -> List[Any]:
@@ -230,15 +242,18 @@ def _read_history(ctx: Context, stream: Stream, consumer: Consumer, gt: StreamID
     O(log p + k) plus one O(log n) stream lookup per entry.
     """
     now = ctx.now_ms
-    pel = consumer.pel
     out: List[Any] = []
-    for sid in islice(pel.irange(gt, None, inclusive=(False, True)), count or None):
-        fields = stream.get(sid)
-        if fields is None:
-            out.append([sid.encode(), None])
+    entry_k = stream.entry_k
+    for k, nack in consumer.pel.scan_k((gt[0] << 64) | gt[1], None, False, count):
+        found = entry_k(k)
+        if found is None:
+            out.append([nack.id_bytes, None])
         else:
-            pel[sid].redeliver(now)
-            out.append(entry(sid, fields))
+            nack.delivery_time = now  # redeliver(): one more delivery
+            nack.delivery_count += 1
+            out.append([found[0], list(found[1])])
+        if len(out) == count:
+            break
     return out
 
 
@@ -251,7 +266,7 @@ def _serve(ctx: Context, opts: ReadOptions, args: List[bytes], resolved: List[Re
             continue
         if group is None:  # XREAD
             if _has_newer(stream, gt):
-                served.append((key, entries(islice(stream.iter_after(gt), opts.count or None))))
+                served.append((key, _entries_after(stream, gt, opts.count)))
             continue
         history = gt != NEW_ENTRIES
         consumer = _consumer(ctx, key, group, opts.consumer) if eager else None
@@ -322,7 +337,7 @@ def serve_blocked_r70(ctx: Context, key: bytes, saved: SavedRead) -> Any:
     if saved.group is None:
         if stream is None or not stream.last_id > saved.ids[key]:
             return None
-        items = entries(islice(stream.iter_after(saved.ids[key]), saved.count))
+        items = _entries_after(stream, saved.ids[key], saved.count)
         return keyed_reply(ctx.protocol, [(key, items)])
     if stream is None:
         raise ReplyError("BLOCKED_KEY_GONE_R70")

@@ -1,0 +1,611 @@
+"""Sorted indexes keyed by stream IDs as 128-bit ints: a stream's live entries and the PELs.
+
+Keys are ``ms << 64 | seq`` (:func:`fake_streams.ids.key_of`): the order of ``StreamID`` and of the
+server's big-endian rax keys, but one int per key (cheaper to compare, to bisect and to store than a
+tuple). Layout, as sortedcontainers' ``SortedList`` but with parallel value columns: the keys live in
+chunks (Python lists) of at most ``2 * LOAD`` keys, ``_maxes[i]`` is the last key of chunk ``i``, and
+every value column keeps a chunk list parallel to the keys. Appends (IDs grow: XADD, ``>`` delivery)
+fill the last chunk up to ``LOAD`` and then open a new one.
+
+Costs (n keys, L = ``LOAD``), sortedcontainers style:
+
+* lookup / membership: O(log n) — two C bisects;
+* append of a key greater than every key: O(1) amortized; a sorted batch of k such keys: O(k);
+* insert elsewhere: O(log n + L) (a chunk over ``2 * L`` splits);
+* delete: O(log n + L) (an emptied chunk goes: O(n / L) pointer moves; small neighbours merge);
+* scans: O(log n) to seek, then O(1) per item over contiguous chunk slices;
+* positional access (``keys()[i]``): O(n / L), for tests and debugging only.
+
+:class:`IdMap` maps key → one value (PELs: the ``PendingEntry``); :class:`EntryIndex` keeps a stream's
+entries with two columns, the encoded ID (``b"<ms>-<seq>"``, made once per entry) and the field tuple.
+The ``StreamID``-keyed mapping methods (``pel[sid]``, ``get``, ``in``, ``items()``, ``keys()``, ...) are
+the public face used by tests, XINFO and the inspection views; the engine's hot paths use the ``*_k``
+methods and the scans with int keys.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from typing import Any, Iterator, List, Optional, Tuple
+
+from .ids import StreamID, id_of
+
+#: chunk fill for appends; a chunk splits above ``2 * LOAD`` and merges with a neighbour below ``LOAD // 2``.
+LOAD = 1000
+_MISSING: Any = object()
+
+
+class IdMap:
+    """A sorted map ``key (128-bit int) → value``; see the module docstring for the costs."""
+
+    __slots__ = ("_maxes", "_keys", "_vals", "_len")
+
+    def __init__(self) -> None:
+        self._maxes: List[int] = []
+        self._keys: List[List[int]] = []
+        self._vals: List[List[Any]] = []
+        self._len = 0
+
+    def _columns(self) -> Tuple[List[List[Any]], ...]:
+        """The outer lists of every column (keys first). Used by the rare structural operations."""
+        return (self._keys, self._vals)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __bool__(self) -> bool:
+        return self._len > 0
+
+    # ------------------------------------------------------------------------- int-key access
+    def get_k(self, k: int, default: Any = None) -> Any:
+        """The value at key ``k`` or ``default``. O(log n)."""
+        maxes = self._maxes
+        i = bisect_left(maxes, k)
+        if i != len(maxes):
+            ks = self._keys[i]
+            j = bisect_left(ks, k)
+            if ks[j] == k:
+                return self._vals[i][j]
+        return default
+
+    def has_k(self, k: int) -> bool:
+        """Whether key ``k`` is present. O(log n)."""
+        maxes = self._maxes
+        i = bisect_left(maxes, k)
+        if i == len(maxes):
+            return False
+        ks = self._keys[i]
+        return ks[bisect_left(ks, k)] == k
+
+    def pop_k(self, k: int, default: Any = None) -> Any:
+        """Remove key ``k`` and return its value, or ``default`` when absent. O(log n + L)."""
+        maxes = self._maxes
+        i = bisect_left(maxes, k)
+        if i == len(maxes):
+            return default
+        ks = self._keys[i]
+        j = bisect_left(ks, k)
+        if ks[j] != k:
+            return default
+        vs = self._vals[i]
+        value = vs[j]
+        del ks[j]
+        del vs[j]
+        self._len -= 1
+        if not ks:
+            self._drop_chunk(i)
+        else:
+            if j == len(ks):
+                maxes[i] = ks[-1]
+            if len(ks) < LOAD // 2:
+                self._merge(i)
+        return value
+
+    def append_k(self, k: int, value: Any) -> None:
+        """Add ``k`` greater than every key present (the caller guarantees it). O(1) amortized."""
+        keys = self._keys
+        if keys:
+            ks = keys[-1]
+            if len(ks) < LOAD:
+                ks.append(k)
+                self._vals[-1].append(value)
+                self._maxes[-1] = k
+                self._len += 1
+                return
+        keys.append([k])
+        self._vals.append([value])
+        self._maxes.append(k)
+        self._len += 1
+
+    def set_k(self, k: int, value: Any) -> None:
+        """Insert or replace key ``k``. O(1) amortized at the end, else O(log n + L)."""
+        maxes = self._maxes
+        if not maxes or k > maxes[-1]:
+            self.append_k(k, value)
+            return
+        i = bisect_left(maxes, k)
+        ks = self._keys[i]
+        j = bisect_left(ks, k)
+        if ks[j] == k:
+            self._vals[i][j] = value
+            return
+        ks.insert(j, k)
+        self._vals[i].insert(j, value)
+        self._len += 1
+        if len(ks) > 2 * LOAD:
+            self._split(i)
+
+    def extend_k(self, keys: List[int], values: List[Any]) -> None:
+        """Append sorted ``keys`` (all greater than every key present) with their ``values``. O(len(keys))."""
+        n = len(keys)
+        if not n:
+            return
+        outer_k, outer_v, maxes = self._keys, self._vals, self._maxes
+        at = 0
+        if outer_k:
+            ks = outer_k[-1]
+            room = LOAD - len(ks)
+            if room > 0:
+                at = room if room < n else n
+                ks += keys[:at]
+                outer_v[-1] += values[:at]
+                maxes[-1] = ks[-1]
+        while at < n:
+            nxt = at + LOAD
+            ks = keys[at:nxt]
+            outer_k.append(ks)
+            outer_v.append(values[at:nxt])
+            maxes.append(ks[-1])
+            at = nxt
+        self._len += n
+
+    def first_k(self) -> Optional[int]:
+        """The smallest key or ``None``. O(1)."""
+        return self._keys[0][0] if self._keys else None
+
+    def last_k(self) -> Optional[int]:
+        """The greatest key or ``None``. O(1)."""
+        return self._maxes[-1] if self._maxes else None
+
+    # ------------------------------------------------------------------------------- scanning
+    def seek(self, k: int, inclusive: bool = True) -> Tuple[int, int]:
+        """``(chunk, position)`` of the first key ``>= k`` (``> k`` when not ``inclusive``); ``(len(chunks), 0)`` past the end. O(log n)."""
+        maxes = self._maxes
+        if inclusive:
+            i = bisect_left(maxes, k)
+            if i == len(maxes):
+                return i, 0
+            return i, bisect_left(self._keys[i], k)
+        i = bisect_right(maxes, k)
+        if i == len(maxes):
+            return i, 0
+        return i, bisect_right(self._keys[i], k)
+
+    def scan_k(
+        self, lo: int, hi: Optional[int] = None, inclusive: bool = True, limit: int = 0
+    ) -> Iterator[Tuple[int, Any]]:
+        """``(key, value)`` for ``lo <= key <= hi`` ascending (``lo < key`` when not ``inclusive``; ``hi`` None = no
+        bound), at most ``limit`` pairs (0 = all).
+
+        O(log n) to start, O(1) per step. The map must not change while the iterator is in use.
+        """
+        i, j = self.seek(lo, inclusive)
+        keys, vals = self._keys, self._vals
+        left = limit
+        while i < len(keys):
+            ks = keys[i]
+            stop = len(ks)
+            if limit and j + left < stop:
+                stop = j + left
+            if hi is not None and ks[stop - 1] > hi:
+                stop = bisect_right(ks, hi, j, stop)
+                yield from zip(ks[j:stop], vals[i][j:stop])
+                return
+            yield from zip(ks[j:stop], vals[i][j:stop])
+            if limit:
+                left -= stop - j
+                if left <= 0:
+                    return
+            i += 1
+            j = 0
+
+    def rscan_k(self, hi: int, lo: int) -> Iterator[Tuple[int, Any]]:
+        """``(key, value)`` for ``hi >= key >= lo`` descending. O(log n) to start, O(1) per step (map unchanged meanwhile)."""
+        maxes = self._maxes
+        i = bisect_left(maxes, hi)
+        keys, vals = self._keys, self._vals
+        if i == len(maxes):
+            i -= 1
+            stop = len(keys[i]) if i >= 0 else 0
+        else:
+            stop = bisect_right(keys[i], hi)
+        while i >= 0:
+            ks = keys[i]
+            if stop and ks[0] < lo:
+                start = bisect_left(ks, lo, 0, stop)
+                yield from zip(ks[start:stop][::-1], vals[i][start:stop][::-1])
+                return
+            yield from zip(ks[stop - 1 :: -1] if stop else (), vals[i][stop - 1 :: -1] if stop else ())
+            i -= 1
+            if i >= 0:
+                stop = len(keys[i])
+
+    def values_k(self, lo: int, hi: int, limit: int) -> List[Any]:
+        """The values of ``lo <= key <= hi`` ascending, at most ``limit`` of them (0 = all). O(log n + k)."""
+        out: List[Any] = []
+        i, j = self.seek(lo)
+        keys, vals = self._keys, self._vals
+        while i < len(keys):
+            ks = keys[i]
+            stop = len(ks)
+            if limit:
+                want = j + limit - len(out)
+                if want < stop:
+                    stop = want
+            if ks[stop - 1] > hi:
+                out += vals[i][j : bisect_right(ks, hi, j, stop)]
+                return out
+            out += vals[i][j:stop]
+            if limit and len(out) >= limit:
+                return out
+            i += 1
+            j = 0
+        return out
+
+    # ------------------------------------------------------------------------ structure upkeep
+    def _drop_chunk(self, i: int) -> None:
+        del self._maxes[i]
+        for outer in self._columns():
+            del outer[i]
+
+    def _split(self, i: int) -> None:
+        """Split chunk ``i`` in two halves. O(L + n / L)."""
+        half = len(self._keys[i]) // 2
+        for outer in self._columns():
+            chunk = outer[i]
+            outer.insert(i + 1, chunk[half:])
+            del chunk[half:]
+        self._maxes.insert(i, self._keys[i][-1])
+
+    def _merge(self, i: int) -> None:
+        """Merge the small chunk ``i`` into a neighbour when both fit in ``LOAD``. O(L + n / L)."""
+        keys = self._keys
+        size = len(keys[i])
+        if i + 1 < len(keys) and size + len(keys[i + 1]) <= LOAD:
+            a = i
+        elif i > 0 and size + len(keys[i - 1]) <= LOAD:
+            a = i - 1
+        else:
+            return
+        for outer in self._columns():
+            outer[a] += outer[a + 1]
+            del outer[a + 1]
+        maxes = self._maxes
+        maxes[a] = maxes[a + 1]
+        del maxes[a + 1]
+
+    def pop_front(self, n: int) -> None:
+        """Remove the ``n`` smallest keys (``n <= len``). O(n / L + L)."""
+        self._len -= n
+        columns = self._columns()
+        keys, maxes = self._keys, self._maxes
+        while n:
+            size = len(keys[0])
+            if size <= n:
+                n -= size
+                del maxes[0]
+                for outer in columns:
+                    del outer[0]
+            else:
+                for outer in columns:
+                    del outer[0][:n]
+                n = 0
+
+    def count_below(self, k: int, limit: int) -> int:
+        """``min(limit, number of keys < k)``. O(limit / L + log L)."""
+        total = 0
+        for ks in self._keys:
+            if ks[-1] < k:
+                total += len(ks)
+                if total >= limit:
+                    return limit
+            else:
+                total += bisect_left(ks, k)
+                break
+        return min(total, limit)
+
+    def key_at(self, index: int) -> int:
+        """The key at position ``index`` (negative from the end). O(n / L); tests and debugging."""
+        if index < 0:
+            index += self._len
+        if not 0 <= index < self._len:
+            raise IndexError("index out of range")
+        for ks in self._keys:
+            if index < len(ks):
+                return ks[index]
+            index -= len(ks)
+        raise IndexError("index out of range")  # pragma: no cover
+
+    def iter_keys(self) -> Iterator[int]:
+        """Every key ascending. O(n)."""
+        for ks in self._keys:
+            yield from ks
+
+    # -------------------------------------------------------------- StreamID mapping (public face)
+    def __getitem__(self, sid: StreamID) -> Any:
+        value = self.get_k((sid[0] << 64) | sid[1], _MISSING)
+        if value is _MISSING:
+            raise KeyError(sid)
+        return value
+
+    def get(self, sid: StreamID, default: Any = None) -> Any:
+        return self.get_k((sid[0] << 64) | sid[1], default)
+
+    def __contains__(self, sid: object) -> bool:
+        if not isinstance(sid, tuple) or len(sid) != 2:
+            return False
+        return self.has_k((sid[0] << 64) | sid[1])
+
+    def __setitem__(self, sid: StreamID, value: Any) -> None:
+        self.set_k((sid[0] << 64) | sid[1], value)
+
+    def __delitem__(self, sid: StreamID) -> None:
+        if self.pop_k((sid[0] << 64) | sid[1], _MISSING) is _MISSING:
+            raise KeyError(sid)
+
+    def pop(self, sid: StreamID, default: Any = _MISSING) -> Any:
+        value = self.pop_k((sid[0] << 64) | sid[1], _MISSING)
+        if value is _MISSING:
+            if default is _MISSING:
+                raise KeyError(sid)
+            return default
+        return value
+
+    def __iter__(self) -> Iterator[StreamID]:
+        return map(id_of, self.iter_keys())
+
+    def keys(self) -> KeysView:
+        return KeysView(self)
+
+    def values(self) -> Iterator[Any]:
+        for vs in self._vals:
+            yield from vs
+
+    def items(self) -> Iterator[Tuple[StreamID, Any]]:
+        for ks, vs in zip(self._keys, self._vals):
+            for k, v in zip(ks, vs):
+                yield id_of(k), v
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to another map (or a dict) with the same ``StreamID → value`` items. O(n)."""
+        if isinstance(other, IdMap):
+            return list(self.items()) == list(other.items())
+        if isinstance(other, dict):
+            return len(other) == self._len and all(other.get(sid, _MISSING) == v for sid, v in self.items())
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _check(self) -> None:
+        """Assert the layout invariants. O(n)."""
+        columns = self._columns()
+        assert all(len(outer) == len(self._maxes) for outer in columns)
+        total = 0
+        prev = -1
+        for i, ks in enumerate(self._keys):
+            assert ks and len(ks) <= 2 * LOAD, len(ks)
+            assert self._maxes[i] == ks[-1]
+            for outer in columns:
+                assert len(outer[i]) == len(ks)
+            for k in ks:
+                assert k > prev
+                prev = k
+            total += len(ks)
+        assert total == self._len
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} len={self._len} chunks={len(self._keys)}>"
+
+
+class KeysView:
+    """``keys()`` of an :class:`IdMap`: StreamIDs ascending; ``len``, iteration and positional access (O(n / L))."""
+
+    __slots__ = ("_map",)
+
+    def __init__(self, index: IdMap) -> None:
+        self._map = index
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    def __iter__(self) -> Iterator[StreamID]:
+        return iter(self._map)
+
+    def __getitem__(self, index: int) -> StreamID:
+        return id_of(self._map.key_at(index))
+
+    def __contains__(self, sid: object) -> bool:
+        return sid in self._map
+
+
+class EntryIndex(IdMap):
+    """A stream's live entries: key → encoded ID (``_encs``) and field tuple (``_vals``)."""
+
+    __slots__ = ("_encs",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._encs: List[List[bytes]] = []
+
+    def _columns(self) -> Tuple[List[List[Any]], ...]:
+        return (self._keys, self._vals, self._encs)
+
+    def append_entry(self, k: int, enc: bytes, fields: Tuple[bytes, ...]) -> None:
+        """Add an entry whose key is greater than every key present. O(1) amortized."""
+        keys = self._keys
+        if keys:
+            ks = keys[-1]
+            if len(ks) < LOAD:
+                ks.append(k)
+                self._vals[-1].append(fields)
+                self._encs[-1].append(enc)
+                self._maxes[-1] = k
+                self._len += 1
+                return
+        keys.append([k])
+        self._vals.append([fields])
+        self._encs.append([enc])
+        self._maxes.append(k)
+        self._len += 1
+
+    def append_k(self, k: int, value: Any) -> None:  # pragma: no cover - entries need their encoded ID
+        raise TypeError("use append_entry")
+
+    def set_k(self, k: int, value: Any) -> None:  # pragma: no cover
+        raise TypeError("use append_entry")
+
+    def extend_k(self, keys: List[int], values: List[Any]) -> None:  # pragma: no cover
+        raise TypeError("use append_entry")
+
+    def pop_k(self, k: int, default: Any = None) -> Any:
+        """Remove the entry ``k``; returns its fields or ``default``. O(log n + L)."""
+        maxes = self._maxes
+        i = bisect_left(maxes, k)
+        if i == len(maxes):
+            return default
+        ks = self._keys[i]
+        j = bisect_left(ks, k)
+        if ks[j] != k:
+            return default
+        vs = self._vals[i]
+        value = vs[j]
+        del ks[j]
+        del vs[j]
+        del self._encs[i][j]
+        self._len -= 1
+        if not ks:
+            self._drop_chunk(i)
+        else:
+            if j == len(ks):
+                maxes[i] = ks[-1]
+            if len(ks) < LOAD // 2:
+                self._merge(i)
+        return value
+
+    def entry_k(self, k: int) -> Optional[Tuple[bytes, Tuple[bytes, ...]]]:
+        """``(encoded id, fields)`` of entry ``k`` or ``None``. O(log n)."""
+        maxes = self._maxes
+        i = bisect_left(maxes, k)
+        if i != len(maxes):
+            ks = self._keys[i]
+            j = bisect_left(ks, k)
+            if ks[j] == k:
+                return self._encs[i][j], self._vals[i][j]
+        return None
+
+    def last_entry(self) -> Optional[Tuple[int, bytes, Tuple[bytes, ...]]]:
+        """``(key, encoded id, fields)`` of the greatest entry or ``None``. O(1)."""
+        if not self._keys:
+            return None
+        return self._keys[-1][-1], self._encs[-1][-1], self._vals[-1][-1]
+
+    def first_entry(self) -> Optional[Tuple[int, bytes, Tuple[bytes, ...]]]:
+        """``(key, encoded id, fields)`` of the smallest entry or ``None``. O(1)."""
+        if not self._keys:
+            return None
+        return self._keys[0][0], self._encs[0][0], self._vals[0][0]
+
+    # ---------------------------------------------------------------------------------- scans
+    def reply_range(self, lo: int, hi: int, count: int = 0) -> List[List[Any]]:
+        """Reply entries ``[[id, [f1, v1, ...]], ...]`` for ``lo <= key <= hi`` ascending, at most ``count`` (0 = all).
+
+        Fresh lists (redis-py callbacks and users may mutate replies). O(log n + k).
+        """
+        out: List[List[Any]] = []
+        i, j = self.seek(lo)
+        keys, encs, vals = self._keys, self._encs, self._vals
+        while i < len(keys):
+            ks = keys[i]
+            stop = len(ks)
+            if count:
+                want = j + count - len(out)
+                if want < stop:
+                    stop = want
+            if ks[stop - 1] > hi:
+                stop = bisect_right(ks, hi, j, stop)
+                out += map(list, zip(encs[i][j:stop], map(list, vals[i][j:stop])))
+                return out
+            out += map(list, zip(encs[i][j:stop], map(list, vals[i][j:stop])))
+            if count and len(out) >= count:
+                return out
+            i += 1
+            j = 0
+        return out
+
+    def reply_range_rev(self, lo: int, hi: int, count: int = 0) -> List[List[Any]]:
+        """As :meth:`reply_range`, descending from ``hi``. O(log n + k)."""
+        out: List[List[Any]] = []
+        maxes = self._maxes
+        i = bisect_left(maxes, hi)
+        keys, encs, vals = self._keys, self._encs, self._vals
+        if i == len(maxes):
+            i -= 1
+            if i < 0:
+                return out
+            stop = len(keys[i])
+        else:
+            stop = bisect_right(keys[i], hi)
+        while i >= 0:
+            ks = keys[i]
+            start = 0
+            if count:
+                want = stop - (count - len(out))
+                if want > start:
+                    start = want
+            if stop > start and ks[start] < lo:
+                start = bisect_left(ks, lo, start, stop)
+                out += map(list, zip(encs[i][start:stop][::-1], map(list, vals[i][start:stop][::-1])))
+                return out
+            out += map(list, zip(encs[i][start:stop][::-1], map(list, vals[i][start:stop][::-1])))
+            if count and len(out) >= count:
+                return out
+            i -= 1
+            if i >= 0:
+                stop = len(keys[i])
+        return out
+
+    def slice_after(self, k: int, count: int = 0) -> Tuple[List[int], List[bytes], List[Tuple[bytes, ...]]]:
+        """``(keys, encoded ids, field tuples)`` of the entries with key ``> k``, ascending, at most ``count`` (0 = all).
+
+        O(log n + k).
+        """
+        out_k: List[int] = []
+        out_e: List[bytes] = []
+        out_v: List[Tuple[bytes, ...]] = []
+        i, j = self.seek(k, inclusive=False)
+        keys, encs, vals = self._keys, self._encs, self._vals
+        while i < len(keys):
+            stop = len(keys[i])
+            if count:
+                want = j + count - len(out_k)
+                if want < stop:
+                    stop = want
+            out_k += keys[i][j:stop]
+            out_e += encs[i][j:stop]
+            out_v += vals[i][j:stop]
+            if count and len(out_k) >= count:
+                break
+            i += 1
+            j = 0
+        return out_k, out_e, out_v
+
+    def items(self) -> Iterator[Tuple[StreamID, Any]]:
+        for ks, vs in zip(self._keys, self._vals):
+            for k, v in zip(ks, vs):
+                yield id_of(k), list(v)
+
+    def _check(self) -> None:
+        super()._check()
+        for ks, es in zip(self._keys, self._encs):
+            for k, e in zip(ks, es):
+                assert e == b"%d-%d" % (k >> 64, k & ((1 << 64) - 1)), (k, e)
