@@ -185,7 +185,7 @@ class FakeStreamsConnection(_Common, fastpath.SyncFastPath, _fakeredis.SyncConne
         return None
 
 
-class FakeStreamsAsyncConnection(_Common, _fakeredis.AsyncConnectionBase):
+class FakeStreamsAsyncConnection(_Common, fastpath.AsyncFastPath, _fakeredis.AsyncConnectionBase):
     """A ``redis.asyncio.Connection`` served in memory by a :class:`FakeStreamsServer`."""
 
     def __init__(self, **kwargs: Any) -> None:
@@ -210,6 +210,9 @@ class FakeStreamsAsyncConnection(_Common, _fakeredis.AsyncConnectionBase):
         (``TimeoutError``, connection dropped); a number → ``None`` on expiry; ``math.inf`` → no limit.
         Any other exception (cancellation included) drops the connection."""
         sock = self._sock
+        fast = fastpath.pending(sock)  # replies of stream commands run directly (fastpath.py)
+        if fast is not None:
+            return fastpath.take(self, fast, disable_decoding)
         session = getattr(sock, "_sf_session", None)
         if session is None:
             return await super().read_response(disable_decoding=disable_decoding, timeout=timeout,

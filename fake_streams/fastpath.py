@@ -28,6 +28,7 @@ without the copy fakeredis's ``_decode_result`` makes.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import os
 import time
@@ -68,10 +69,10 @@ def _table(router: Any) -> Dict[Any, _Entry]:
 
 def _str_codec(conn: Any) -> Optional[Tuple[str, str]]:
     """How the connection's packer encodes a str argument; None for an unknown packer (fall back)."""
-    packer = type(conn._command_packer)
+    packer = type(getattr(conn, "_command_packer", None))
     if packer is HiredisRespSerializer:
         return "utf-8", "strict"
-    if packer is PythonRespSerializer:
+    if packer is PythonRespSerializer or packer is type(None):  # redis.asyncio packs with the encoder
         encoder = conn.encoder
         return encoder.encoding, encoder.encoding_errors
     return None
@@ -84,7 +85,15 @@ def _acl_ok(sock: Any, fake: Any) -> bool:
     return acl is None or (acl.enabled and acl.unrestricted())
 
 
-def _usable(conn: Any, sock: Any, session: Any, health: bool) -> bool:
+def _health_due(conn: Any, is_async: bool) -> bool:
+    """redis-py's check_health condition (sync: monotonic clock; asyncio: the loop's clock)."""
+    if not conn.health_check_interval:
+        return False
+    now = asyncio.get_running_loop().time() if is_async else time.monotonic()
+    return now > conn.next_health_check
+
+
+def _usable(conn: Any, sock: Any, session: Any, health: bool, is_async: bool) -> bool:
     """Every condition under which the direct path behaves exactly as the dispatch path (see module doc)."""
     server = session.server
     if server.faults is not None or not getattr(server, "fast_path", True):
@@ -92,7 +101,7 @@ def _usable(conn: Any, sock: Any, session: Any, health: bool) -> bool:
     fake = sock._server
     if fake is None or not fake.connected or sock._killed or not session.alive or session.depth:
         return False
-    if health and conn.health_check_interval and time.monotonic() > conn.next_health_check:
+    if health and _health_due(conn, is_async):
         return False
     if session.resume_pending:
         session.resume_if_pending()  # as sendall does: commands queued behind a served blocking read run first
@@ -100,7 +109,7 @@ def _usable(conn: Any, sock: Any, session: Any, health: bool) -> bool:
             or sock._reply_off or sock._reply_skip or sock._reply_skip_next):
         return False
     responses = sock.responses
-    if responses is None or responses.queue or fake.closed_sockets:
+    if responses is None or (responses.qsize() if is_async else responses.queue) or fake.closed_sockets:
         return False
     return _acl_ok(sock, fake)
 
@@ -148,10 +157,16 @@ def execute(conn: Any, prepared: Tuple[Any, list, list], health: bool = True) ->
     """
     sock = conn._sock
     session = getattr(sock, "_sf_session", None)
-    if session is None or type(session).__name__ != "SyncSession" or not _usable(conn, sock, session, health):
+    if session is None:
+        return False
+    kind = type(session).__name__
+    if kind not in _SESSIONS or not _usable(conn, sock, session, health, kind == "AsyncSession"):
         return False
     spec, args, argv = prepared
     return _run(sock, session, spec, args, argv)
+
+
+_SESSIONS = ("SyncSession", "AsyncSession")
 
 
 def send(conn: Any, args: Tuple[Any, ...]) -> bool:
@@ -170,7 +185,7 @@ def pack_commands(conn: Any, commands: Any) -> DeferredCommands:
     """Pipeline packing: stream commands stay unpacked (run directly at send time when possible); the
     rest are packed now, so a DataError is raised before anything is sent, as redis-py does."""
     out = DeferredCommands()
-    pack = conn._command_packer.pack
+    pack = conn.pack_command
     for cmd in commands:
         prepared = prepare(conn, cmd)
         out.append((prepared, cmd) if prepared is not None else (None, pack(*cmd)))
@@ -190,7 +205,7 @@ def send_deferred(conn: Any, deferred: DeferredCommands, check_health: bool) -> 
             if prepared is not None:
                 if execute(conn, prepared, health=False):
                     continue
-                payload = conn._command_packer.pack(*payload)
+                payload = conn.pack_command(*payload)
             for chunk in payload:
                 conn._sock.sendall(chunk)
     except BaseException:
@@ -296,4 +311,47 @@ class SyncFastPath:
         super().send_packed_command(command, check_health)  # type: ignore[misc]
 
 
-__all__ = ["SyncFastPath", "ENABLED", "DeferredCommands", "execute", "pack_commands", "pending", "prepare", "send", "send_deferred", "take"]
+class AsyncFastPath:
+    """Hooks for the asyncio connection class; its ``read_response`` must start like the sync one's."""
+
+    async def send_command(self, *args: Any, **kwargs: Any) -> None:
+        prepared = prepare(self, args)
+        if prepared is not None and self.is_connected:  # type: ignore[attr-defined]
+            try:
+                if execute(self, prepared):
+                    return
+            except BaseException:
+                await self.disconnect(nowait=True)  # type: ignore[attr-defined]
+                raise
+        await super().send_command(*args, **kwargs)  # type: ignore[misc]
+
+    async def can_read(self, *args: Any, **kwargs: Any) -> bool:
+        if pending(self._sock) is not None:  # type: ignore[attr-defined]
+            return True
+        return await super().can_read(*args, **kwargs)  # type: ignore[misc]
+
+    def pack_commands(self, commands: Any) -> Any:
+        return pack_commands(self, commands)
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        if type(command) is not DeferredCommands:
+            await super().send_packed_command(command, check_health)  # type: ignore[misc]
+            return
+        if not self.is_connected:  # type: ignore[attr-defined]
+            await self.connect_check_health(check_health=False)  # type: ignore[attr-defined]
+        if check_health:
+            await self.check_health()  # type: ignore[attr-defined]
+        try:
+            for prepared, payload in command:
+                if prepared is not None:
+                    if execute(self, prepared, health=False):
+                        continue
+                    payload = self.pack_command(*payload)  # type: ignore[attr-defined]
+                self._writer.writelines(payload)  # type: ignore[attr-defined]
+            await self._writer.drain()  # type: ignore[attr-defined]
+        except BaseException:
+            await self.disconnect(nowait=True)  # type: ignore[attr-defined]
+            raise
+
+
+__all__ = ["AsyncFastPath", "SyncFastPath", "ENABLED", "DeferredCommands", "execute", "pack_commands", "pending", "prepare", "send", "send_deferred", "take"]
