@@ -7,6 +7,7 @@ with the direct path and one with ``server.fast_path = False``, and compares rep
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import pytest
@@ -303,3 +304,70 @@ def test_down_server_fails_alike(direct_calls):
         outs.append(_outcome(lambda r: r.xlen("s"), client))
         server.close()
     assert outs[:2] == outs[2:]
+
+
+# ------------------------------------------------------------------------------------- asyncio
+async def _aoutcome(fn, client):
+    try:
+        return ("ok", _norm(await fn(client)))
+    except Exception as exc:
+        return ("error", type(exc), str(exc))
+
+
+async def _arun_both(steps, **kwargs):
+    out = []
+    for fast in (True, False):
+        server = FakeStreamsServer(clock=ManualClock(1_000_000))
+        server.fast_path = fast
+        client = server.async_client(**kwargs)
+        try:
+            out.append([await _aoutcome(step, client) for step in steps])
+        finally:
+            await client.aclose()
+            server.close()
+    return out
+
+
+async def _apipeline(r):
+    p = r.pipeline(transaction=False)
+    p.xadd("p", {"a": 1}, id="1-0").set("k", "v").xlen("p").xadd("p", {"a": 1}, id="0-1").xrange("p")
+    return await p.execute(raise_on_error=False)
+
+
+async def _atransaction(r):
+    p = r.pipeline(transaction=True)
+    p.xadd("t", {"a": 1}).xlen("t").xadd("t", {"a": 1}, id="0-1")
+    return await p.execute(raise_on_error=False)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("decode", [False, True])
+@pytest.mark.parametrize("protocol", [2, 3])
+async def test_asyncio_same_replies_and_errors(direct_calls, protocol, decode):
+    fast, slow = await _arun_both(STEPS + [_apipeline, _atransaction], protocol=protocol, decode_responses=decode)
+    assert fast == slow
+    assert len(direct_calls) > 30
+
+
+@pytest.mark.asyncio
+async def test_asyncio_blocked_reader_woken_and_watch_dirtied(direct_calls):
+    server = FakeStreamsServer()
+    reader, writer = server.async_client(), server.async_client()
+    task = asyncio.ensure_future(reader.xread({"s": "$"}, block=5000))
+    for _ in range(10_000):  # yield to the event loop until the read is parked (no wall-clock wait)
+        if server.blocked():
+            break
+        await asyncio.sleep(0)
+    sid = await writer.xadd("s", {"f": "v"})
+    assert await asyncio.wait_for(task, 5) == [[b"s", [(sid, {b"f": b"v"})]]]
+    async with reader.pipeline() as p:
+        await p.watch("s")
+        p.multi()
+        p.xlen("s")
+        await writer.xadd("s", {"f": "w"})
+        with pytest.raises(redis.WatchError):
+            await p.execute()
+    assert direct_calls == [b"XREAD", b"XADD", b"XADD"]
+    await reader.aclose()
+    await writer.aclose()
+    server.close()
