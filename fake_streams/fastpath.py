@@ -14,7 +14,7 @@ the error reply is the ``ResponseError`` fakeredis's ``_decode_error`` builds (r
 
 Falls back to the dispatch path (returns False, nothing done) whenever it could behave differently:
 fast path disabled (``server.fast_path = False``, env ``FAKE_STREAMS_FAST_PATH=0``), not connected /
-killed / server down, fault hook set, ACL user other than an unrestricted ``default``, MULTI queueing
+killed / server down / CLIENT PAUSE in force, fault hook set, ACL user other than an unrestricted ``default``, MULTI queueing
 or EXEC running, pubsub, ``CLIENT REPLY OFF/SKIP``, the parser paused (a parked blocking read) or
 replies already queued on the socket (never reorder), closed sockets awaiting cleanup, a health check
 due, an argument type the packer would treat specially (anything but exact bytes/str/int/float), a
@@ -100,6 +100,8 @@ def _usable(conn: Any, sock: Any, session: Any, health: bool, is_async: bool) ->
         return False
     fake = sock._server
     if fake is None or not fake.connected or sock._killed or not session.alive or session.depth:
+        return False
+    if getattr(fake, "pause_until", 0.0) and fake.pause_until > time.time():  # CLIENT PAUSE: let fakeredis decide
         return False
     if health and _health_due(conn, is_async):
         return False
