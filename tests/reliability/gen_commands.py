@@ -1,0 +1,544 @@
+"""Random stream commands for the stateful differential test, drawn with hypothesis from the current state.
+
+Each ``draw_<family>(d, world)`` returns one argv (``List[bytes]``, command name first). ``d`` is
+``data.draw`` of a hypothesis ``st.data()``; ``world`` gives the state the arguments are drawn from (the
+fake's streams, the IDs seen so far). Valid arguments dominate, but every family also draws invalid ones
+(bad IDs, bad numbers, unknown options, wrong arity, random case), and :func:`mutate` damages a share of
+all commands.
+
+Time-dependent arguments are kept away from the values they are compared with, so the ~1 ms between the
+real server's clock and the fake's never decides an outcome: min-idle thresholds are 0 or ≥ 10 minutes,
+backdated idle times are 0, 1 ms or ≥ 50 minutes, explicit IDs are either small (ms < 10^6), taken whole
+from earlier replies (aliased), or far in the future (ms 9999999999999) — never a clock-made ms with a
+different sequence.
+
+Nothing here may make the real server block: BLOCK appears only with an invalid timeout, or inside
+MULTI (where nothing blocks); :func:`blocks_risk` is the final guard after mutations.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional, Sequence
+
+from hypothesis import strategies as st
+
+from fake_streams.ids import StreamID
+
+KEYS = (b"s1", b"s2", b"s3")
+STRING_KEY = b"str"
+MISSING_KEY = b"nokey"
+GROUPS = (b"g1", b"g2", b"g3")
+CONSUMERS = (b"alice", b"bob", b"carol", b"c\xff\x00d")
+FIELDS = (b"f", b"g", b"", b"\x00\xff", b"field-with-a-longer-name")
+VALUES = (b"v", b"1", b"", b"\xff\xfe\x00", b"x" * 40, b"-1")
+
+#: XADD's far-future IDs: deterministic on both sides whatever the clocks say
+FUTURE_MS = 9999999999999
+U64 = 18446744073709551615
+CLOCK_MS = 10**12  # an ID at or above this ms was (or may be) made by a clock
+
+EDGE_IDS = (b"0-0", b"0-1", b"%d-%d" % (U64, U64), b"%d-0" % U64, b"%d-1" % FUTURE_MS, b"1-%d" % U64)
+BAD_IDS = (b"abc", b"", b"1-", b"-1", b"1-x", b"\xff", b"18446744073709551616-0", b"1-18446744073709551616",
+           b"1--1", b" 1-1", b"1-1 ", b"0x10-1", b"+1-1", b"1.5-1")
+NUMBERS = (b"1", b"2", b"3", b"0", b"5", b"10", b"100")
+BAD_NUMBERS = (b"-1", b"abc", b"", b"1.5", b" 1", b"9223372036854775807", b"9223372036854775808",
+               b"-9223372036854775808", b"-9223372036854775809", b"18446744073709551616", b"0x10", b"1e3")
+#: min-idle-time thresholds: far from any idle time a test can produce (0 … a few seconds, or ≥ 50 min)
+MIN_IDLE = (b"0", b"0", b"600000", b"3600000000", b"-5")
+#: XCLAIM IDLE: how far back to date a delivery
+BACKDATE = (b"0", b"1", b"3000000", b"200000000", b"100000000000000", b"-100")
+#: XPENDING IDLE thresholds
+IDLE_FILTER = (b"0", b"600000", b"3600000000")
+
+
+def one(d: Callable, seq: Sequence[Any]) -> Any:
+    """One of ``seq``; hypothesis shrinks towards the first, so put the plain choice first."""
+    return d(st.sampled_from(list(seq)))
+
+
+def pick(d: Callable, seq: Sequence[Any]) -> Any:
+    """One of a sequence whose length depends on the state. The draw has a fixed shape (an integer in a
+    fixed range) so that hypothesis can replay and shrink a sequence whose state differs slightly."""
+    return seq[d(st.integers(0, 1023)) % len(seq)]
+
+
+def position(d: Callable, lo: int, hi: int) -> int:
+    """An integer in ``[lo, hi]`` (bounds depending on the state) from a fixed-shape draw."""
+    return lo + d(st.integers(0, 1023)) % (hi - lo + 1)
+
+
+def chance(d: Callable, p_percent: int) -> bool:
+    """True with about ``p_percent`` % probability; shrinks (and starts) towards False."""
+    return d(st.integers(0, 99)) >= 100 - p_percent
+
+
+def case(d: Callable, word: bytes) -> bytes:
+    """An option name in random case (servers compare case-insensitively)."""
+    style = d(st.integers(0, 9))
+    if style < 6:
+        return word.upper()
+    if style < 8:
+        return word.lower()
+    return bytes(c ^ 0x20 if (i % 2 and 65 <= (c & 0xDF) <= 90) else c for i, c in enumerate(word))
+
+
+def number(d: Callable, valid: Sequence[bytes] = NUMBERS, bad_percent: int = 8) -> bytes:
+    return one(d, BAD_NUMBERS) if chance(d, bad_percent) else one(d, valid)
+
+
+class World:
+    """What generators may look at: the fake's streams, its clock, and the IDs seen in replies per key.
+
+    IDs are only ever reused with the key they came from: clock-made IDs of two streams may compare
+    differently on the two sides (each side's clock made them), IDs of one stream never do.
+    """
+
+    def __init__(self, stream_of: Callable[[bytes], Any], now_ms: Callable[[], int]) -> None:
+        self.stream_of = stream_of
+        self.now_ms = now_ms
+        self.known: dict = {}
+
+    def remember(self, key: bytes, sid: bytes) -> None:
+        seen = self.known.setdefault(key, [])
+        if sid not in seen and len(seen) < 200:
+            seen.append(sid)
+
+    def known_ids(self, key: bytes) -> List[bytes]:
+        return self.known.get(key, [])
+
+    def live_ids(self, key: bytes, limit: int = 64) -> List[bytes]:
+        stream = self.stream_of(key)
+        if stream is None or not len(stream):
+            return []
+        items = stream.range(StreamID(0, 0), StreamID(U64, U64), limit)
+        return [sid.encode() for sid, _ in items]
+
+    def pel_ids(self, key: bytes, group: bytes) -> List[bytes]:
+        stream = self.stream_of(key)
+        g = stream.groups.get(group) if stream is not None else None
+        return [sid.encode() for sid in list(g.pel.keys())[:64]] if g is not None else []
+
+    def groups(self, key: bytes) -> List[bytes]:
+        stream = self.stream_of(key)
+        return list(stream.groups.keys()) if stream is not None else []
+
+    def last_id(self, key: bytes) -> StreamID:
+        stream = self.stream_of(key)
+        return stream.last_id if stream is not None else StreamID(0, 0)
+
+
+# ---------------------------------------------------------------------------------------- arguments
+def key(d: Callable) -> bytes:
+    return one(d, KEYS * 4 + (STRING_KEY, MISSING_KEY))
+
+
+def group_key(d: Callable, world: World) -> bytes:
+    """A key for a group command: mostly one that has groups (else NOGROUP would dominate)."""
+    with_groups = [k for k in KEYS if world.groups(k)]
+    if with_groups and not chance(d, 20):
+        return pick(d, with_groups)
+    return key(d)
+
+
+def group_name(d: Callable, world: World, k: bytes) -> bytes:
+    existing = world.groups(k)
+    if existing and chance(d, 80):
+        return pick(d, existing)
+    return one(d, GROUPS)
+
+
+def consumer_name(d: Callable) -> bytes:
+    return one(d, CONSUMERS)
+
+
+def some_id(d: Callable, world: World, k: bytes, group: Optional[bytes] = None) -> bytes:
+    """An ID argument: an entry of ``k``, a pending ID of ``group``, an ID seen on ``k``, a small, edge or bad ID."""
+    kinds = ["live", "pel", "live", "pel", "small", "live", "pel", "edge", "bad", "known", "live", "pel"]
+    known = world.known_ids(k)
+    live = world.live_ids(k)
+    pel = world.pel_ids(k, group) if group is not None else []
+    kind = one(d, kinds)
+    if kind == "pel" and not pel:
+        kind = "live"
+    if kind == "live" and not live:
+        kind = "small"
+    if kind == "live":
+        return pick(d, live)
+    if kind == "pel":
+        return pick(d, pel)
+    if kind == "known" and known:
+        return pick(d, known)
+    if kind == "edge":
+        return one(d, EDGE_IDS)
+    if kind == "bad":
+        return one(d, BAD_IDS)
+    ms = d(st.integers(0, 30))
+    if chance(d, 15):
+        return b"%d" % ms  # incomplete ID: seq defaults to 0 (or max as an end bound)
+    return b"%d-%d" % (ms, d(st.integers(0, 3)))
+
+
+def range_bound(d: Callable, world: World, k: bytes, start: bool) -> bytes:
+    roll = d(st.integers(0, 9))
+    if roll < 3:
+        return b"-" if start else b"+"
+    if roll < 4:
+        return b"+" if start else b"-"
+    sid = some_id(d, world, k)
+    if roll < 6 and sid[:1] not in (b"-", b"+", b"("):
+        return b"(" + sid
+    return sid
+
+
+def xadd_id(d: Callable, world: World, k: bytes) -> bytes:
+    last = world.last_id(k)
+    roll = d(st.integers(0, 19))
+    if roll < 8:
+        return b"*"
+    if roll < 14 and last.ms < CLOCK_MS:
+        ms = last.ms + d(st.integers(0, 2))
+        seq = last.seq + d(st.integers(1, 3)) if ms == last.ms else d(st.integers(0, 2))
+        return b"%d-%d" % (ms, seq)
+    if roll < 15:
+        ms = last.ms + d(st.integers(0, 1)) if last.ms < CLOCK_MS or last.ms >= FUTURE_MS else d(st.integers(1, 5))
+        return b"%d-*" % ms
+    if roll < 16:
+        return one(d, (b"%d-0" % FUTURE_MS, b"%d-*" % FUTURE_MS, b"%d-%d" % (U64, U64 - 1)))
+    return some_id(d, world, k)
+
+
+def fields(d: Callable) -> List[bytes]:
+    n = one(d, (1, 1, 1, 2, 2, 3))
+    out: List[bytes] = []
+    for _ in range(n):
+        out += [one(d, FIELDS), one(d, VALUES)]
+    if chance(d, 3):
+        out = out[:-1]  # odd number of field/value arguments
+    return out
+
+
+def trim_args(d: Callable, world: World, k: bytes, xtrim: bool) -> List[bytes]:
+    """``[(MAXLEN|MINID) [=|~] threshold [LIMIT n]]`` (always a strategy for XTRIM), sometimes damaged."""
+    out: List[bytes] = []
+    if xtrim or chance(d, 35):
+        minid = chance(d, 40)
+        out.append(case(d, b"MINID" if minid else b"MAXLEN"))
+        mode = one(d, (b"", b"", b"~", b"="))
+        if mode:
+            out.append(mode)
+        if minid:
+            out.append(some_id(d, world, k))
+        else:
+            stream = world.stream_of(k)
+            size = len(stream) if stream is not None else 0
+            out.append(b"%d" % position(d, 0, size + 2) if not chance(d, 8) else one(d, BAD_NUMBERS))
+        if chance(d, 30):
+            out += [case(d, b"LIMIT"), number(d, (b"0", b"1", b"2", b"5", b"100"))]
+        if chance(d, 4):
+            out += [case(d, one(d, (b"MAXLEN", b"MINID"))), b"1"]  # both strategies
+    return out
+
+
+# ---------------------------------------------------------------------------------------- families
+def draw_xadd(d: Callable, world: World) -> List[bytes]:
+    k = key(d)
+    opts: List[bytes] = []
+    if chance(d, 8):
+        opts.append(case(d, b"NOMKSTREAM"))
+    opts += trim_args(d, world, k, xtrim=False)
+    if chance(d, 5):
+        opts.insert(position(d, 0, len(opts)), case(d, b"NOMKSTREAM"))
+    return [b"XADD", k, *opts, xadd_id(d, world, k), *fields(d)]
+
+
+def draw_xtrim(d: Callable, world: World) -> List[bytes]:
+    k = key(d)
+    args = trim_args(d, world, k, xtrim=True)
+    if chance(d, 4):
+        args = args[:1]
+    return [b"XTRIM", k, *args]
+
+
+def draw_xdel(d: Callable, world: World) -> List[bytes]:
+    k = key(d)
+    return [b"XDEL", k, *[some_id(d, world, k) for _ in range(one(d, (1, 1, 2, 3)))]]
+
+
+def draw_xrange(d: Callable, world: World) -> List[bytes]:
+    k = key(d)
+    rev = chance(d, 40)
+    a, b = range_bound(d, world, k, True), range_bound(d, world, k, False)
+    argv = [b"XREVRANGE", k, b, a] if rev else [b"XRANGE", k, a, b]
+    if chance(d, 40):
+        argv += [case(d, b"COUNT"), number(d, (b"0", b"1", b"2", b"3", b"10"))]
+    return argv
+
+
+def draw_xlen(d: Callable, world: World) -> List[bytes]:
+    return [b"XLEN", key(d)]
+
+
+def read_count(d: Callable) -> List[bytes]:
+    return [case(d, b"COUNT"), number(d, (b"0", b"1", b"2", b"3", b"100"))] if chance(d, 40) else []
+
+
+def block_arg(d: Callable, in_multi: bool) -> List[bytes]:
+    """BLOCK with a valid timeout only inside MULTI (never blocks there); else an invalid timeout, rarely."""
+    if in_multi and chance(d, 40):
+        return [case(d, b"BLOCK"), one(d, (b"0", b"1", b"100"))]
+    if chance(d, 3):
+        return [case(d, b"BLOCK"), one(d, (b"-1", b"abc", b"", b"-9223372036854775808", b"1.5"))]
+    return []
+
+
+def draw_xread(d: Callable, world: World, in_multi: bool = False, plus: bool = True) -> List[bytes]:
+    keys = [key(d) for _ in range(one(d, (1, 1, 1, 2, 3)))]
+    ids = []
+    for k in keys:
+        special = (b"$", b"+", b"0", b"0-0") if plus else (b"$", b"0", b"0-0")
+        stream = world.stream_of(k)
+        if plus and stream is not None and stream.last_id == StreamID(0, 0) and chance(d, 50):
+            ids.append(b"+")  # "+" on a stream whose last ID is 0-0 (an oracle difference, see known_differences)
+            continue
+        ids.append(one(d, special) if chance(d, 50) else some_id(d, world, k))
+    opts = read_count(d) + block_arg(d, in_multi)
+    if chance(d, 3):
+        opts.append(case(d, one(d, (b"NOACK", b"GROUP"))))
+    if chance(d, 3):
+        ids = ids[:-1]  # unbalanced
+    return [b"XREAD", *opts, case(d, b"STREAMS"), *keys, *ids]
+
+
+def draw_xreadgroup(d: Callable, world: World, in_multi: bool = False) -> List[bytes]:
+    keys = [group_key(d, world)] + [key(d) for _ in range(one(d, (0, 0, 0, 1)))]
+    g = group_name(d, world, keys[0])
+    c = consumer_name(d)
+    ids = []
+    for k in keys:
+        roll = d(st.integers(0, 9))
+        if roll < 6:
+            ids.append(b">")
+        elif roll < 8:
+            ids.append(one(d, (b"0", b"0-0")))
+        elif roll < 9:
+            ids.append(some_id(d, world, k, g))
+        else:
+            ids.append(one(d, (b"$", b"+")))
+    opts: List[bytes] = []
+    parts = [read_count(d), block_arg(d, in_multi), [case(d, b"NOACK")] if chance(d, 20) else []]
+    for part in parts:
+        opts += part
+    group_opt = [case(d, b"GROUP"), g, c]
+    if chance(d, 5):
+        group_opt = []  # missing GROUP
+    at = position(d, 0, len(opts)) if chance(d, 10) else 0
+    opts[at:at] = group_opt
+    return [b"XREADGROUP", *opts, case(d, b"STREAMS"), *keys, *ids]
+
+
+def draw_xsetid(d: Callable, world: World) -> List[bytes]:
+    k = key(d)
+    last = world.last_id(k)
+    live = world.live_ids(k)
+    roll = d(st.integers(0, 9))
+    if roll < 3 and last.ms < CLOCK_MS:
+        new = b"%d-%d" % (last.ms + d(st.integers(0, 3)), d(st.integers(0, 5)))
+    elif roll < 5 and live:
+        new = live[-1]
+    elif roll < 6:
+        new = b"%d-%d" % (FUTURE_MS, d(st.integers(0, 3)))
+    else:
+        new = some_id(d, world, k)
+    argv = [b"XSETID", k, new]
+    if chance(d, 40):
+        stream = world.stream_of(k)
+        size = len(stream) if stream is not None else 0
+        added = b"%d" % (max(0, size - 1) + 7 * d(st.integers(0, 4))) if not chance(d, 8) else one(d, BAD_NUMBERS)
+        argv += [case(d, b"ENTRIESADDED"), added]
+    if chance(d, 30):
+        argv += [case(d, b"MAXDELETEDID"), some_id(d, world, k)]
+    return argv
+
+
+def draw_xgroup(d: Callable, world: World) -> List[bytes]:
+    k = key(d)
+    sub = one(d, (b"CREATE", b"CREATE", b"CREATE", b"SETID", b"SETID", b"DESTROY", b"CREATECONSUMER",
+                  b"CREATECONSUMER", b"DELCONSUMER", b"HELP", b"NOSUCH"))
+    g = group_name(d, world, k)
+    if sub == b"HELP":
+        return [b"XGROUP", case(d, sub)] + ([b"extra"] if chance(d, 10) else [])
+    if sub in (b"CREATE", b"SETID"):
+        start = one(d, (b"$", b"0", b"0-0")) if chance(d, 50) else some_id(d, world, k)
+        argv = [b"XGROUP", case(d, sub), k, g, start]
+        if sub == b"CREATE" and chance(d, 40):
+            argv.append(case(d, b"MKSTREAM"))
+        if chance(d, 30):
+            argv += [case(d, b"ENTRIESREAD"), number(d, (b"-1", b"0", b"1", b"2", b"3", b"10", b"-2"))]
+        return argv
+    if sub == b"DESTROY":
+        return [b"XGROUP", case(d, sub), k, g]
+    return [b"XGROUP", case(d, sub), k, g, consumer_name(d)]
+
+
+def draw_xack(d: Callable, world: World) -> List[bytes]:
+    k = group_key(d, world)
+    g = group_name(d, world, k)
+    return [b"XACK", k, g, *[some_id(d, world, k, g) for _ in range(one(d, (1, 1, 2, 3)))]]
+
+
+def draw_xpending(d: Callable, world: World) -> List[bytes]:
+    k = group_key(d, world)
+    g = group_name(d, world, k)
+    if chance(d, 35):
+        return [b"XPENDING", k, g]
+    argv = [b"XPENDING", k, g]
+    if chance(d, 30):
+        argv += [case(d, b"IDLE"), one(d, IDLE_FILTER) if chance(d, 90) else one(d, BAD_NUMBERS)]
+    argv += [range_bound(d, world, k, True), range_bound(d, world, k, False),
+             number(d, (b"0", b"1", b"2", b"10", b"100"))]
+    if chance(d, 40):
+        argv.append(consumer_name(d))
+    return argv
+
+
+def draw_xclaim(d: Callable, world: World) -> List[bytes]:
+    k = group_key(d, world)
+    g = group_name(d, world, k)
+    argv = [b"XCLAIM", k, g, consumer_name(d), one(d, MIN_IDLE) if chance(d, 95) else one(d, BAD_NUMBERS)]
+    argv += [some_id(d, world, k, g) for _ in range(one(d, (1, 1, 2, 3)))]
+    now = world.now_ms()
+    for _ in range(one(d, (0, 0, 1, 1, 2, 3))):
+        opt = one(d, (b"IDLE", b"TIME", b"RETRYCOUNT", b"FORCE", b"JUSTID", b"LASTID", b"BOGUS"))
+        argv.append(case(d, opt))
+        if opt == b"IDLE":
+            argv.append(one(d, BACKDATE) if chance(d, 90) else one(d, BAD_NUMBERS))
+        elif opt == b"TIME":
+            argv.append(one(d, (b"%d" % (now - 3_000_000), b"%d" % (now + 86_400_000), b"1000", b"0", b"-5",
+                                b"9223372036854775807", b"abc")))
+        elif opt == b"RETRYCOUNT":
+            argv.append(number(d, (b"0", b"1", b"5", b"-1")))
+        elif opt == b"LASTID":
+            argv.append(some_id(d, world, k, g))
+    return argv
+
+
+def draw_xautoclaim(d: Callable, world: World) -> List[bytes]:
+    k = group_key(d, world)
+    g = group_name(d, world, k)
+    start = one(d, (b"0", b"0-0", b"-")) if chance(d, 50) else some_id(d, world, k, g)
+    argv = [b"XAUTOCLAIM", k, g, consumer_name(d), one(d, MIN_IDLE) if chance(d, 95) else one(d, BAD_NUMBERS), start]
+    if chance(d, 40):
+        argv += [case(d, b"COUNT"), number(d, (b"1", b"2", b"3", b"100", b"0"), bad_percent=15)]
+    if chance(d, 30):
+        argv.append(case(d, b"JUSTID"))
+    return argv
+
+
+def draw_xinfo(d: Callable, world: World) -> List[bytes]:
+    k = key(d)
+    sub = one(d, (b"STREAM", b"STREAM", b"GROUPS", b"CONSUMERS", b"CONSUMERS", b"HELP", b"NOSUCH"))
+    if sub == b"STREAM":
+        argv = [b"XINFO", case(d, sub), k]
+        roll = d(st.integers(0, 9))
+        if roll < 4:
+            argv.append(case(d, b"FULL"))
+            if chance(d, 50):
+                argv += [case(d, b"COUNT"), number(d, (b"0", b"1", b"2", b"5"))]
+        elif roll < 5:
+            argv.append(one(d, (b"FULL", b"COUNT", b"bogus")))
+        return argv
+    if sub == b"GROUPS":
+        return [b"XINFO", case(d, sub), k]
+    if sub == b"CONSUMERS":
+        return [b"XINFO", case(d, sub), k, group_name(d, world, k)]
+    return [b"XINFO", case(d, sub)]
+
+
+def draw_generic(d: Callable, world: World) -> List[bytes]:
+    """Keyspace commands served by fakeredis, mixed in: DEL, and a non-stream value for WRONGTYPE."""
+    roll = d(st.integers(0, 9))
+    if roll < 5:
+        return [b"DEL", key(d)]
+    if roll < 7:
+        return [b"SET", one(d, (STRING_KEY, MISSING_KEY)), b"a string"]
+    return [b"TYPE", key(d)]
+
+
+def draw_garbage(d: Callable, world: World) -> List[bytes]:
+    """Wrong arity and unknown subcommands for every stream command."""
+    name = one(d, (b"XADD", b"XTRIM", b"XDEL", b"XRANGE", b"XREVRANGE", b"XLEN", b"XREAD", b"XREADGROUP",
+                   b"XSETID", b"XACK", b"XPENDING", b"XCLAIM", b"XAUTOCLAIM", b"XGROUP", b"XINFO"))
+    n = d(st.integers(0, 3))
+    return [name, *[one(d, KEYS + GROUPS + (b"", b"\xff", b"0", b"create", b"STREAM")) for _ in range(n)]]
+
+
+FAMILIES = {
+    "xadd": draw_xadd,
+    "xtrim": draw_xtrim,
+    "xdel": draw_xdel,
+    "xrange": draw_xrange,
+    "xlen": draw_xlen,
+    "xread": draw_xread,
+    "xreadgroup": draw_xreadgroup,
+    "xsetid": draw_xsetid,
+    "xgroup": draw_xgroup,
+    "xack": draw_xack,
+    "xpending": draw_xpending,
+    "xclaim": draw_xclaim,
+    "xautoclaim": draw_xautoclaim,
+    "xinfo": draw_xinfo,
+    "generic": draw_generic,
+    "garbage": draw_garbage,
+}
+
+#: families allowed inside MULTI … EXEC (no XINFO: its lag is normalised per reply, not inside EXEC)
+MULTI_FAMILIES = ("xadd", "xdel", "xrange", "xlen", "xread", "xreadgroup", "xack", "xclaim", "xgroup", "xtrim")
+
+ATOMS = (b"", b"\xff\xfe", b"-1", b"0", b"1", b"18446744073709551616", b"COUNT", b"STREAMS", b"LIMIT", b"~", b"=",
+         b"*", b"$", b">", b"+", b"-", b"0-0", b"MAXLEN", b"JUSTID", b"FORCE", b"s1", b"g1", b"alice", b"\x00")
+
+
+def mutate(d: Callable, argv: List[bytes]) -> List[bytes]:
+    """Damage ``argv`` once (never the command name): drop, duplicate, insert an atom, swap or replace."""
+    if len(argv) < 2:
+        return argv
+    out = list(argv)
+    op = d(st.integers(0, 4))
+    i = position(d, 1, len(out) - 1)
+    if op == 0:
+        del out[i]
+    elif op == 1:
+        out.insert(i, out[i])
+    elif op == 2:
+        out.insert(position(d, 1, len(out)), one(d, ATOMS))
+    elif op == 3:
+        j = position(d, 1, len(out) - 1)
+        if _clock_made(out[i]) or _clock_made(out[j]):
+            del out[i]  # a clock-made ID may only be used with its own key (see World)
+        else:
+            out[i], out[j] = out[j], out[i]
+    else:
+        out[i] = one(d, ATOMS)
+    return out
+
+
+def _clock_made(token: bytes) -> bool:
+    ms = token.lstrip(b"(").split(b"-", 1)[0]
+    return ms.isdigit() and CLOCK_MS <= int(ms) < FUTURE_MS
+
+
+def _cstr_upper(raw: bytes) -> bytes:
+    nul = raw.find(b"\x00")
+    return (raw if nul < 0 else raw[:nul]).upper()
+
+
+def blocks_risk(argv: List[bytes]) -> bool:
+    """Could this XREAD/XREADGROUP block a real server (a BLOCK followed by a non-negative integer)?"""
+    if not argv or argv[0].upper() not in (b"XREAD", b"XREADGROUP"):
+        return False
+    for i, a in enumerate(argv[1:-1], start=1):
+        if _cstr_upper(a) == b"BLOCK":
+            nxt = argv[i + 1].strip()
+            if nxt.lstrip(b"+").isdigit() or nxt == b"-0":
+                return True
+    return False

@@ -1,0 +1,299 @@
+"""Stateful differential test: random sequences of every stream command, on the fake and on a real server.
+
+A hypothesis ``RuleBasedStateMachine`` draws commands from the current state (gen_commands.py): XADD with
+every trimming option, XTRIM, XDEL, XRANGE/XREVRANGE, XLEN, XREAD (non-blocking), XSETID, XGROUP *,
+XREADGROUP ``>`` and history (NOACK too), XACK, XPENDING (both forms), XCLAIM with options, XAUTOCLAIM,
+XINFO STREAM/FULL/GROUPS/CONSUMERS/HELP, MULTI … EXEC blocks (BLOCK allowed there), DEL/SET/TYPE, and
+damaged/wrong-arity variants, over three streams, three groups and four consumers, RESP2 and RESP3 mixed.
+
+Every reply is compared exactly (tests.conformance.replies: types, order, RESP3 map order). After every
+step, the state of the keys the step touched (every key each 10th step) is compared too: ``XINFO STREAM
+key FULL COUNT 0`` (entries, counters, groups, PELs, consumers), ``XINFO GROUPS``, and per group
+``XPENDING`` (summary) and ``XINFO CONSUMERS``.
+
+Normalised, and only these: clock-made IDs are paired (``replies.ids``), idle/seen/active/delivery times
+compared within the tolerance (``replies.times``); on the Valkey oracle only, the two documented
+differences of known_differences.py, each accepted only where the real reply equals the model's value.
+
+Oracles: Redis 7.0.15 ↔ profile "7.0", Valkey 9.1.2 ↔ profile "7.4". Size: FAKE_STREAMS_DIFF_STEPS steps
+per oracle (default 6,000, so 12,000 per run); derandomized in CI. A failure shows the shrunk command
+sequence (the transcript) with both replies.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, List, Optional, Sequence
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
+
+from tests.conformance.conftest import TARGETS, missing_oracle
+from tests.conformance.replies import Err, ids, times
+
+from .conftest import FIGURES, derandomized, env_int
+from .duo import Duo, argv_text
+from .gen_commands import (
+    CLOCK_MS,
+    FAMILIES,
+    FUTURE_MS,
+    KEYS,
+    MISSING_KEY,
+    STRING_KEY,
+    World,
+    blocks_risk,
+    chance,
+    draw_xread,
+    draw_xreadgroup,
+    mutate,
+)
+from .known_differences import ORACLE_KIND, ValkeyCounters, lag_normalizer, wrap_commands, xread_plus_normalizer
+from .open_bugs import open_bug
+
+STEPS = env_int("FAKE_STREAMS_DIFF_STEPS", 6000)
+STEPS_PER_EXAMPLE = env_int("FAKE_STREAMS_DIFF_STEPS_PER_EXAMPLE", 50)
+
+#: relative frequency of each command family in a step ("multi" = a MULTI … EXEC block)
+WEIGHTS = {
+    "xadd": 10, "xreadgroup": 6, "xgroup": 5, "xread": 3, "xclaim": 3, "xautoclaim": 3, "xack": 3,
+    "xpending": 2, "xinfo": 3, "xdel": 3, "xtrim": 2, "xrange": 2, "xlen": 1, "xsetid": 2, "generic": 1,
+    "garbage": 1, "multi": 2,
+}
+FAMILY_CHOICES = [name for name, w in WEIGHTS.items() for _ in range(w)]
+MULTI_CHOICES = ["xadd", "xadd", "xreadgroup", "xreadgroup", "xread", "xack", "xclaim", "xdel", "xtrim", "xgroup",
+                 "xrange", "xlen"]
+#: (stream-node-max-entries, stream-node-max-bytes) per example: defaults, and small nodes that make
+#: approximate trimming and the node counters of XINFO move
+NODE_CONFIGS = [(100, 4096), (100, 4096), (3, 4096), (5, 0), (2, 512), (10, 200)]
+#: percentage of step commands damaged by gen_commands.mutate
+MUTATE_PERCENT = 10
+
+ORACLES = [t for t in TARGETS if t.main and t.protocol == 2]
+#: shrinking replays sequences against the real server (minutes); off in CI (the failure prints the whole
+#: transcript of ≤ STEPS_PER_EXAMPLE steps), on locally unless FAKE_STREAMS_DIFF_SHRINK=0
+_SHRINK = os.environ.get("FAKE_STREAMS_DIFF_SHRINK", "0" if derandomized() else "1").strip() not in ("0", "", "no")
+PHASES = tuple(p for p in Phase if _SHRINK or p not in (Phase.shrink, Phase.explain))
+
+
+def xadd_clock_hint(commands: Sequence[List[bytes]]) -> Optional[Callable[[Any], Optional[int]]]:
+    """For XADD (alone, or queued in the EXEC being sent): the ms of the first ID the real server generated
+    from its clock, so the fake's clock is set to it (see Duo.run). ``None`` for other commands."""
+    positions = [i for i, argv in enumerate(commands) if argv and argv[0].upper() == b"XADD" and b"*" in argv[2:]]
+    if not positions:
+        return None
+    single = len(commands) == 1
+
+    def hint(real: Any) -> Optional[int]:
+        replies = [real] if single else (real if isinstance(real, list) else [])
+        for i in positions:
+            item = replies[i] if i < len(replies) else None
+            if isinstance(item, bytes) and b"-" in item:
+                ms = item.split(b"-", 1)[0]
+                if ms.isdigit() and CLOCK_MS <= int(ms) < FUTURE_MS:
+                    return int(ms)
+        return None
+
+    return hint
+
+
+class Divergence(AssertionError):
+    """The fake and the real server disagree; the message has the sequence that led there."""
+
+
+def machine_class(oracle: Any, profile: str, tally: dict) -> type:
+    valkey = oracle.kind == ORACLE_KIND
+
+    class StreamsDifferential(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.counters: Optional[ValkeyCounters] = ValkeyCounters() if valkey else None
+            self.duo = Duo(oracle, profile, commands=wrap_commands(self.counters) if self.counters else None)
+            self.world = World(self.duo.fake_stream, self.duo.clock.now_ms)
+            self.touched: set = set()
+            self.steps = 0
+            self.check_protocol = 2
+            tally["examples"] += 1
+
+        def teardown(self) -> None:
+            if self.counters is not None:
+                for name, n in self.counters.hits.items():
+                    tally[f"known difference ({name})"] += n
+            tally["aliased IDs (should stay 0)"] += len(self.duo.alias)
+            tally["max clock uncertainty (ms, largest example)"] = max(
+                tally["max clock uncertainty (ms, largest example)"], self.duo.max_uncertainty_ms)
+            internal = list(self.duo.server.internal_errors)
+            self.duo.close()
+            if internal:
+                raise Divergence("the fake recorded internal errors:\n" + "\n".join(tb for _, _, tb in internal))
+
+        # ------------------------------------------------------------------------ plumbing
+        def fail(self, what: str, diff: str) -> None:
+            dump = os.environ.get("FAKE_STREAMS_DIFF_TRANSCRIPT")
+            if dump:  # the whole sequence, for debugging a long one
+                with open(dump, "a", encoding="utf-8") as fh:
+                    fh.write(f"--- {what}\n{diff}\n" + "\n".join(self.duo.transcript) + "\n")
+            lines = "\n    ".join(self.duo.transcript[-80:])
+            raise Divergence(
+                f"{what}\n  oracle {oracle.label} ({oracle.binary}) vs fake profile {profile}\n  {diff}\n"
+                f"  sequence ({len(self.duo.transcript)} commands, last 80 shown):\n    {lines}"
+            )
+
+        def normalizers(self, protocol: int, argv: Sequence[bytes]) -> List[Callable]:
+            norms: List[Callable] = [ids, times]
+            if self.counters is not None and len(argv) >= 3 and argv[0].upper() == b"XINFO":
+                sub = argv[1].upper()
+                if sub in (b"GROUPS", b"STREAM"):
+                    norms.append(lag_normalizer(self.counters, argv[2], full=sub == b"STREAM"))
+            if self.counters is not None and argv and argv[0].upper() == b"XREAD":
+                norms.append(xread_plus_normalizer(self.counters, protocol, list(argv)))
+            return norms
+
+        def send(self, protocol: int, argv: List[bytes], sync: bool = True, check: bool = False,
+                 queued: Sequence[List[bytes]] = ()) -> Any:
+            hint = xadd_clock_hint([argv] if argv[0].upper() != b"EXEC" else list(queued))
+            real, fake = self.duo.run(protocol, argv, sync=sync, clock_hint=hint)
+            tally["comparisons"] += 1
+            diff = self.duo.compare(real, fake, self.normalizers(protocol, argv))
+            bug = open_bug(argv, real, fake) if diff else None
+            if bug:
+                tally[f"open bug {bug}"] += 1
+                return fake
+            if diff:
+                where = "state check" if check else "command"
+                self.fail(f"replies differ ({where} after step {self.steps}): {argv_text(argv)}", diff)
+            return fake
+
+        def note(self, argv: Sequence[bytes], reply: Any) -> None:
+            """Remember the keys a command touched and the IDs XADD created."""
+            for a in argv[1:]:
+                if a in KEYS or a in (STRING_KEY, MISSING_KEY):
+                    self.touched.add(a)
+            if argv and argv[0].upper() == b"XADD" and isinstance(reply, bytes) and len(argv) > 1:
+                self.world.remember(argv[1], reply)
+
+        # ------------------------------------------------------------------------------ rules
+        @initialize(node=st.sampled_from(NODE_CONFIGS))
+        def configure(self, node: tuple) -> None:
+            self.duo.set_node_config(*node)
+            self.duo.transcript.append(f"(CONFIG SET stream-node-max-entries {node[0]} stream-node-max-bytes {node[1]})")
+            self.send(2, [b"SET", STRING_KEY, b"a string"])
+
+        @rule(data=st.data())
+        def command(self, data: Any) -> None:
+            d = data.draw
+            family = d(st.sampled_from(FAMILY_CHOICES), label="family")
+            protocol = d(st.sampled_from((2, 3)), label="protocol")
+            self.steps += 1
+            tally["steps"] += 1
+            if family == "multi":
+                self.transaction(d, protocol)
+                return
+            argv = FAMILIES[family](d, self.world)
+            if chance(d, MUTATE_PERCENT):
+                damaged = mutate(d, argv)
+                if not blocks_risk(damaged):
+                    argv = damaged
+            tally[f"commands {argv[0].decode().upper()}"] += 1
+            reply = self.send(protocol, argv)
+            if isinstance(reply, Err):
+                tally["error replies compared"] += 1
+                if os.environ.get("FAKE_STREAMS_DIFF_ERRSTATS"):
+                    tally[f"err {argv[0].decode().upper()} {reply.full[:50]}"] += 1
+            self.note(argv, reply)
+
+        def transaction(self, d: Callable, protocol: int) -> None:
+            """MULTI, 1–4 queued commands (BLOCK allowed: nothing blocks in EXEC), then EXEC or DISCARD."""
+            tally["transactions"] += 1
+            queued = []
+            for _ in range(d(st.integers(1, 4), label="queued")):
+                family = d(st.sampled_from(MULTI_CHOICES), label="queued family")
+                if family == "xread":
+                    queued.append(draw_xread(d, self.world, in_multi=True, plus=False))
+                elif family == "xreadgroup":
+                    queued.append(draw_xreadgroup(d, self.world, in_multi=True))
+                else:
+                    queued.append(FAMILIES[family](d, self.world))
+            # one clock-made ID per EXEC at most: Redis 7.0 reads the clock per command, so two XADD * could get
+            # different ms on the real side but one on the fake (whose clock is set once, see xadd_clock_hint)
+            star = [i for i, argv in enumerate(queued) if argv[0] == b"XADD" and b"*" in argv[2:]]
+            for i in star[1:]:
+                queued[i] = [b"0-1" if a == b"*" else a for a in queued[i]]
+            discard = chance(d, 10)
+            self.send(protocol, [b"MULTI"], sync=False)
+            for argv in queued:
+                self.send(protocol, argv, sync=False)
+            reply = self.send(protocol, [b"DISCARD" if discard else b"EXEC"], queued=queued)
+            if isinstance(reply, list) and len(reply) == len(queued):
+                for argv, item in zip(queued, reply):
+                    self.note(argv, item)
+            else:
+                for argv in queued:
+                    self.note(argv, None)
+
+        @invariant()
+        def state_agrees(self) -> None:
+            """XINFO STREAM FULL, XINFO GROUPS, XPENDING and XINFO CONSUMERS agree on the keys just touched."""
+            if self.steps == 0:
+                return
+            keys = sorted(KEYS if self.steps % 10 == 0 else self.touched & set(KEYS))
+            self.touched.clear()
+            self.check_protocol = 5 - self.check_protocol
+            proto = self.check_protocol
+            for k in keys:
+                tally["state checks"] += 1
+                self.send(proto, [b"XINFO", b"STREAM", k, b"FULL", b"COUNT", b"0"], check=True)
+                stream = self.duo.fake_stream(k)
+                if stream is None or not stream.groups:
+                    continue
+                self.send(proto, [b"XINFO", b"GROUPS", k], check=True)
+                for g in list(stream.groups.keys()):
+                    self.send(proto, [b"XPENDING", k, g], check=True)
+                    self.send(proto, [b"XINFO", b"CONSUMERS", k, g], check=True)
+
+    return StreamsDifferential
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("target", ORACLES, ids=[t.label for t in ORACLES])
+def test_stateful_differential(target, oracle_pool):
+    """0 divergences over FAKE_STREAMS_DIFF_STEPS random steps against this oracle."""
+    try:
+        oracle = oracle_pool.get(target)
+    except LookupError as exc:
+        missing_oracle(str(exc))
+    tally: dict = {"examples": 0, "steps": 0, "comparisons": 0, "transactions": 0, "state checks": 0}
+    tally = _Tally(tally)
+    # hypothesis runs up to STEPS_PER_EXAMPLE steps per example (fewer for some); size max_examples so the
+    # sum reaches STEPS, then top up with more runs if it fell short
+    examples = max(1, STEPS * 10 // (STEPS_PER_EXAMPLE * 7))
+    machine = machine_class(oracle, target.profile, tally)
+    run = 0
+    while tally["steps"] < STEPS and run < 5:
+        run += 1
+        conf = settings(
+            max_examples=examples,
+            stateful_step_count=STEPS_PER_EXAMPLE,
+            deadline=None,
+            derandomize=derandomized(),
+            database=None,
+            suppress_health_check=list(HealthCheck),
+            print_blob=True,
+            phases=PHASES,
+        )
+        if run > 1:  # a top-up run: derandomized runs must not repeat the first run's examples
+            conf = settings(conf, derandomize=False)
+            machine.__name__ = f"StreamsDifferential_topup{run}"
+        run_state_machine_as_test(machine, settings=conf)
+        examples = max(1, (STEPS - tally["steps"]) * 10 // (STEPS_PER_EXAMPLE * 7))
+    label = f"{oracle.label}-vs-{target.profile}"
+    for name, n in tally.items():
+        FIGURES[f"differential {label}: {name}"] += n
+    assert tally["steps"] >= STEPS, f"only {tally['steps']} steps ran (wanted {STEPS})"
+
+
+class _Tally(dict):
+    def __missing__(self, key: str) -> int:
+        return 0
+
