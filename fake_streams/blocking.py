@@ -99,11 +99,12 @@ class BlockedClient:
 class Waiter:
     """One parked client: its session, what to re-run, where it waits and until when."""
 
-    __slots__ = ("session", "spec", "prefix", "req", "keyspace", "keys", "argv", "deadline_ms", "safety_at",
+    __slots__ = ("session", "spec", "prefix", "req", "keyspace", "keys", "argv", "deadline_ms", "due", "safety_at",
                  "blocked_at", "seq")
 
     def __init__(self, session: Any, spec: Any, prefix: List[bytes], req: BlockRequest, keyspace: Any,
-                 argv: List[bytes], deadline_ms: Optional[int], safety_at: Optional[float], seq: int) -> None:
+                 argv: List[bytes], deadline_ms: Optional[int], due: Optional[int], safety_at: Optional[float],
+                 seq: int) -> None:
         self.session = session
         self.spec = spec
         self.prefix = prefix
@@ -111,7 +112,8 @@ class Waiter:
         self.keyspace = keyspace
         self.keys = list(req.keys)
         self.argv = argv
-        self.deadline_ms = deadline_ms
+        self.deadline_ms = deadline_ms  # on the server clock (what blocked() shows)
+        self.due = due  # when the timeout fires, in BlockingRegistry._due_now() units
         self.safety_at = safety_at
         self.blocked_at = real_monotonic()
         self.seq = seq
@@ -132,7 +134,7 @@ class BlockingRegistry:
         self.safety_s = safety_s
         self._queues: Dict[QueueKey, Dict[Waiter, None]] = {}  # insertion-ordered: the FIFO
         self._waiters: Dict[Any, Waiter] = {}  # session -> its registration
-        self._deadlines: List[Tuple[int, int, Waiter]] = []  # server-clock ms
+        self._deadlines: List[Tuple[int, int, Waiter]] = []  # (due, seq, waiter); see _due_now()
         self._safety: List[Tuple[float, int, Waiter]] = []  # real_monotonic()
         self._expiry: List[Tuple[float, int, Any, bytes]] = []  # wall-clock s (fakeredis expiry), (db, key)
         self._expiry_at: Dict[QueueKey, float] = {}  # what _expiry holds per key (no duplicates)
@@ -150,9 +152,10 @@ class BlockingRegistry:
         """Park ``session`` on ``req.keys`` (lock held). ``argv``: the command as typed (its first
         ``len(argv) - len(req.args)`` items are re-used for re-runs). Deadline = ``now_ms + timeout``."""
         deadline = None if req.timeout_ms == 0 else now_ms + req.timeout_ms
+        due = None if req.timeout_ms == 0 else self._due_now() + req.timeout_ms
         safety = None if self.safety_s is None else real_monotonic() + self.safety_s
         prefix = list(argv[: len(argv) - len(req.args)])
-        self._register(Waiter(session, spec, prefix, req, session.keyspace, list(argv), deadline, safety,
+        self._register(Waiter(session, spec, prefix, req, session.keyspace, list(argv), deadline, due, safety,
                               next(self._seq)))
 
     def _register(self, waiter: Waiter) -> None:
@@ -163,10 +166,10 @@ class BlockingRegistry:
                 self._queues.setdefault((ident, key), {})[waiter] = None
             self._cond.notify_all()
         waiter.session.set_blocked(True)
-        if waiter.deadline_ms is not None:
-            heapq.heappush(self._deadlines, (waiter.deadline_ms, waiter.seq, waiter))
+        if waiter.due is not None:
+            heapq.heappush(self._deadlines, (waiter.due, waiter.seq, waiter))
             if not self._server.clock.manual:
-                self._timer.due(self._deadline_wait(waiter.deadline_ms))
+                self._timer.due(self._deadline_wait(waiter.due))
         if waiter.safety_at is not None:
             heapq.heappush(self._safety, (waiter.safety_at, waiter.seq, waiter))
             self._timer.due(waiter.safety_at - real_monotonic())
@@ -323,11 +326,14 @@ class BlockingRegistry:
     def _reblock(self, waiter: Waiter, req: BlockRequest) -> None:
         """Nothing to serve after a re-run: back to the tail of every key (spec §3.2, §6 row 7)."""
         if self._server.profile.has("blocked_deadline_kept"):
-            deadline = waiter.deadline_ms
+            deadline, due = waiter.deadline_ms, waiter.due
+        elif req.timeout_ms == 0:
+            deadline = due = None
         else:
-            deadline = None if req.timeout_ms == 0 else self._server.clock.now_ms() + req.timeout_ms
+            deadline = self._server.clock.now_ms() + req.timeout_ms
+            due = self._due_now() + req.timeout_ms
         again = Waiter(waiter.session, waiter.spec, waiter.prefix, req, waiter.keyspace, waiter.argv, deadline,
-                       waiter.safety_at, next(self._seq))
+                       due, waiter.safety_at, next(self._seq))
         again.blocked_at = waiter.blocked_at
         self._register(again)
 
@@ -337,8 +343,15 @@ class BlockingRegistry:
         self._purge_dead()
         self._expire_deadlines()
 
+    def _due_now(self) -> int:
+        """The time BLOCK timeouts are measured on, in ms: the ManualClock itself (a test moves it); for any
+        other clock the real monotonic clock, so ``BLOCK n`` waits n real milliseconds even when a library
+        (freezegun, time-machine) freezes or moves ``time.time`` — what a real server does."""
+        clock = self._server.clock
+        return clock.now_ms() if clock.manual else int(real_monotonic() * 1000)
+
     def _expire_deadlines(self) -> None:
-        now = self._server.clock.now_ms()
+        now = self._due_now()
         heap = self._deadlines
         while heap and heap[0][0] <= now:
             _, _, waiter = heapq.heappop(heap)
@@ -383,8 +396,8 @@ class BlockingRegistry:
                 self._remove(waiter)
 
     # ------------------------------------------------------------------------ timer & expiry
-    def _deadline_wait(self, deadline_ms: int) -> float:
-        return max(0.0, (deadline_ms - self._server.clock.now_ms()) / 1000.0)
+    def _deadline_wait(self, due: int) -> float:
+        return max(0.0, (due - self._due_now()) / 1000.0)
 
     def _watch_expiry(self, keyspace: Any, key: bytes) -> None:
         """Wake XREADGROUP clients when ``key`` expires (fakeredis expires keys lazily, on the wall clock)."""
