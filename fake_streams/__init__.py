@@ -22,6 +22,7 @@ The pytest fixture ``fake_redis_streams`` (package ``pytest_plugin``) gives each
 outside pytest, ``with patch_redis() as network:`` routes every redis-py client to fake servers.
 """
 
+from .blocking import BlockedClient, BlockSafetyError
 from .clock import ManualClock, SystemClock
 from .connection import FakeStreamsAsyncConnection, FakeStreamsConnection
 from .errors import ReplyError
@@ -34,6 +35,8 @@ from .server import FakeStreamsServer
 
 __all__ = [
     "PROFILES",
+    "BlockSafetyError",
+    "BlockedClient",
     "FakeNetwork",
     "FakeStreamsAsyncConnection",
     "FakeStreamsConnection",
