@@ -1,10 +1,13 @@
 """Direct path for stream commands: no RESP packing/parsing, no fakeredis dispatch.
 
-A stream command sent by a sync :class:`~fake_streams.connection.FakeStreamsConnection` normally
-travels ``redis-py pack → RESP bytes → fakeredis parser → _process_command → _name_to_func →
-Session.call → to_wire → _decode_result → queue.Queue → read_response``. :func:`send` runs it instead
-as ``encode args → arity → server lock → Session.run_unit(Session.call)`` and keeps the reply on a
-per-socket deque that :func:`take` hands to ``read_response``.
+A stream command sent by a :class:`~fake_streams.connection.FakeStreamsConnection` (sync) or
+``FakeStreamsAsyncConnection`` normally travels ``redis-py pack → RESP bytes → fakeredis parser →
+_process_command → _name_to_func → Session.run_unit → Session.call → _decode_result → reply queue →
+read_response``. :func:`send` runs it instead as ``encode args → arity → server lock → Session.call``
+(``FakeStreamsServer.execute`` opens and finishes the execution unit itself) and keeps the reply on a
+per-socket deque that :func:`take` hands to ``read_response``. Non-transactional pipelines:
+:func:`pack_commands` leaves stream commands unpacked and :func:`send_deferred` runs them in order,
+sending every other command as RESP (hooks: :class:`SyncFastPath`, :class:`AsyncFastPath`).
 
 What stays identical (the dispatch path's own code runs): the :class:`~fake_streams.commands.base.Context`
 built by ``FakeStreamsServer.execute``, the execution unit (time snapshot, blocked clients served at
@@ -14,8 +17,8 @@ the error reply is the ``ResponseError`` fakeredis's ``_decode_error`` builds (r
 
 Falls back to the dispatch path (returns False, nothing done) whenever it could behave differently:
 fast path disabled (``server.fast_path = False``, env ``FAKE_STREAMS_FAST_PATH=0``), not connected /
-killed / server down / CLIENT PAUSE in force, fault hook set, ACL user other than an unrestricted ``default``, MULTI queueing
-or EXEC running, pubsub, ``CLIENT REPLY OFF/SKIP``, the parser paused (a parked blocking read) or
+killed / server down / CLIENT PAUSE in force, fault hook set, ACL user other than an unrestricted
+``default``, MULTI queueing or EXEC running, pubsub, ``CLIENT REPLY OFF/SKIP``, the parser paused (a parked blocking read) or
 replies already queued on the socket (never reorder), closed sockets awaiting cleanup, a health check
 due, an argument type the packer would treat specially (anything but exact bytes/str/int/float), a
 name not in the table (unknown case mix, spaces in a bytes name), a wrong arity (the dispatch path
