@@ -371,3 +371,20 @@ async def test_asyncio_blocked_reader_woken_and_watch_dirtied(direct_calls):
     await reader.aclose()
     await writer.aclose()
     server.close()
+
+
+def test_str_encoding_follows_the_packer(direct_calls):
+    """hiredis's packer sends str as UTF-8 whatever the encoder says; the pure-Python one uses the encoder."""
+    steps = [lambda r: r.xadd("s", {"f": "é"}, id="1-0"), lambda r: r.execute_command("XRANGE", "s", "-", "+"),
+             lambda r: r.xadd("s", {"f": "\udcff"}, id="2-0")]
+    fast, slow = _run_both(steps, encoding="latin-1")
+    assert fast == slow and direct_calls
+
+
+@pytest.mark.asyncio
+async def test_asyncio_str_encoding_follows_the_encoder(direct_calls):
+    steps = [lambda r: r.xadd("s", {"f": "é"}, id="1-0"), lambda r: r.execute_command("XRANGE", "s", "-", "+"),
+             lambda r: r.xadd("s", {"f": "\udcff"}, id="2-0")]
+    fast, slow = await _arun_both(steps, encoding="latin-1")
+    assert fast == slow and direct_calls
+    assert fast[1] == ("ok", [[b"1-0", {b"f": b"\xe9"}]])  # latin-1 on the wire
