@@ -34,6 +34,7 @@ import pytest
 from fake_streams import FakeStreamsConnection, FakeStreamsServer, ManualClock
 from fake_streams.commands import COMMANDS, CONTAINERS, BlockRequest
 from fake_streams.errors import ReplyError
+from fake_streams.ids import MAX_ID, MIN_ID
 from fake_streams.profiles import get_profile
 from fake_streams.reply import Status
 from fake_streams.stream import Stream
@@ -129,7 +130,8 @@ def fingerprint(streams: Dict[bytes, Any]) -> Tuple:
                         for sid, n in g.pel.items())
             consumers = tuple((c.name, c.seen_time, c.active_time, tuple(c.pel.keys())) for c in g.consumers.values())
             groups.append((name, g.last_id, g.entries_read, pel, consumers))
-        out.append((key, s.last_id, s.first_id, s.max_deleted_entry_id, s.entries_added, tuple(s._entries.keys()),
+        ids = tuple(sid for sid, _ in s.range(MIN_ID, MAX_ID))
+        out.append((key, s.last_id, s.first_id, s.max_deleted_entry_id, s.entries_added, ids,
                     tuple(s.node_layout()), tuple(groups)))
     return tuple(out)
 
@@ -157,11 +159,12 @@ class Failures:
 class InProcess:
     """The command table called directly, as the transport would (arity, containers), on a dict keyspace."""
 
-    def __init__(self, profile: str, protocol: int, rng: random.Random) -> None:
+    def __init__(self, profile: str, protocol: int, rng: random.Random, commands: Any = None) -> None:
         from tests.support.context import DictContext
 
         self.ctx = DictContext(profile, protocol=protocol, now_ms=1_700_000_000_000)
         self.rng = rng
+        self.commands = COMMANDS if commands is None else commands
         for argv in SETUP:
             if argv[0] == b"SET":
                 self.ctx.keyspace[argv[1]] = argv[2]  # a non-stream value: lookup() raises WRONGTYPE
@@ -172,7 +175,7 @@ class InProcess:
         s = self.ctx.keyspace.get(key)
         if not isinstance(s, Stream) or not len(s):
             return []
-        return [sid.encode() for sid in list(s._entries.keys())[:20]]
+        return [sid.encode() for sid, _ in s.range(MIN_ID, MAX_ID, 20)]
 
     def call(self, argv: List[bytes]) -> Any:
         """The reply value, a ReplyError instance, or a marker string for what the transport answers itself."""
@@ -183,12 +186,12 @@ class InProcess:
             if not rest:
                 return ReplyError("WRONG_ARITY", command=lname)
             sub = f"{lname}|{rest[0].lower().decode('latin-1')}"
-            spec = COMMANDS.get(sub)
+            spec = self.commands.get(sub)
             if spec is None:
                 return "<unknown subcommand>"
             rest = rest[1:]
         else:
-            spec = COMMANDS.get(lname)
+            spec = self.commands.get(lname)
             if spec is None:
                 return "<unknown command>"
         if not spec.arity_ok(len(argv)):
@@ -212,7 +215,8 @@ class InProcess:
                 s.trim(maxlen=20)
 
 
-def run_in_process(profile: str, protocol: int, n: int, seed: int, failures: Failures) -> Dict[str, int]:
+def run_in_process(profile: str, protocol: int, n: int, seed: int, failures: Failures,
+                   commands: Any = None) -> Dict[str, int]:
     rng = random.Random(seed)
     stats = {"vectors": 0, "errors": 0, "values": 0, "blocks": 0, "transport-answered": 0}
     proc: Optional[InProcess] = None
@@ -220,7 +224,7 @@ def run_in_process(profile: str, protocol: int, n: int, seed: int, failures: Fai
     errors_table = get_profile(profile).errors
     for i in range(n):
         if i % RESET_EVERY == 0:
-            proc = InProcess(profile, protocol, rng)
+            proc = InProcess(profile, protocol, rng, commands)
             gen = VectorGen(rng.randrange(1 << 32), proc.ids_of)
         assert proc is not None and gen is not None
         argv = gen.vector()
@@ -231,7 +235,7 @@ def run_in_process(profile: str, protocol: int, n: int, seed: int, failures: Fai
             reply = proc.call(argv)
         except Exception as exc:  # the bug this test exists for
             failures.add(f"{profile}/RESP{protocol}", argv, f"raised {type(exc).__name__}: {exc}")
-            proc = InProcess(profile, protocol, rng)
+            proc = InProcess(profile, protocol, rng, commands)
             gen = VectorGen(rng.randrange(1 << 32), proc.ids_of)
             continue
         if isinstance(reply, str):
@@ -257,7 +261,7 @@ def run_in_process(profile: str, protocol: int, n: int, seed: int, failures: Fai
                     check_stream(s)
         except AssertionError as exc:
             failures.add(f"{profile}/RESP{protocol}", argv, f"invariant broken: {exc!r}")
-            proc = InProcess(profile, protocol, rng)
+            proc = InProcess(profile, protocol, rng, commands)
             gen = VectorGen(rng.randrange(1 << 32), proc.ids_of)
             continue
         proc.bound()
@@ -276,6 +280,58 @@ def test_fuzz_in_process():
         for name, n in stats.items():
             FIGURES[f"fuzz in-process: {name}"] += n
     failures.raise_if_any(per * len(COMBOS))
+
+
+# Negative controls: the in-process runner must notice each kind of bug it exists to find.
+def _broken_table(name: str, wrapper: Any) -> Dict[str, Any]:
+    from dataclasses import replace
+
+    table = dict(COMMANDS)
+    table[name] = replace(table[name], handler=wrapper(table[name].handler))
+    return table
+
+
+def _raises_on_empty_key(handler: Any) -> Any:
+    def broken(ctx: Any, args: List[bytes]) -> Any:
+        if args and args[0] == b"":
+            raise IndexError("boom")
+        return handler(ctx, args)
+
+    return broken
+
+
+def _half_applied(handler: Any) -> Any:
+    def broken(ctx: Any, args: List[bytes]) -> Any:
+        s = ctx.lookup(b"s1")
+        if s is not None and len(s):
+            s.delete(s.first_entry()[0])  # a change, then an error
+        raise ReplyError("SYNTAX")
+
+    return broken
+
+
+def _orphan_pel(handler: Any) -> Any:
+    def broken(ctx: Any, args: List[bytes]) -> Any:
+        reply = handler(ctx, args)
+        s = ctx.lookup(b"s1")
+        group = s.groups.get(b"g1") if s is not None else None
+        if group is not None and group.pel:
+            sid, nack = next(iter(group.pel.items()))
+            nack.consumer.pel.pop(sid, None)  # a PEL entry no consumer owns
+        return reply
+
+    return broken
+
+
+@pytest.mark.parametrize("name, wrapper, symptom", [
+    ("xlen", _raises_on_empty_key, "raised IndexError"),
+    ("xack", _half_applied, "partial change"),
+    ("xlen", _orphan_pel, "invariant broken"),
+], ids=["python-exception", "half-applied-error", "broken-invariant"])
+def test_fuzz_runner_catches(name, wrapper, symptom):
+    failures = Failures(0)
+    run_in_process("7.4", 2, 3000, 1, failures, commands=_broken_table(name, wrapper))
+    assert failures.count > 0 and any(symptom in item for item in failures.items), failures.items[:3]
 
 
 # -------------------------------------------------------------------------------- transport
@@ -307,7 +363,7 @@ class Transported:
         s = self.streams().get(key)
         if not isinstance(s, Stream) or not len(s):
             return []
-        return [sid.encode() for sid in list(s._entries.keys())[:20]]
+        return [sid.encode() for sid, _ in s.range(MIN_ID, MAX_ID, 20)]
 
     def close(self) -> None:
         for conn in self.conns.values():
@@ -460,7 +516,7 @@ def test_fuzz_error_texts_match_real_server(target, oracle_pool):
                     compared += 1
                     if r == f or _host_dependent(argv, r, f, duo):
                         continue
-                    bug = open_bug(argv, r, f)
+                    bug = open_bug(argv, r, f, protocol)
                     if bug:
                         FIGURES[f"fuzz vs {oracle.label}: open bug {bug}"] += 1
                         continue

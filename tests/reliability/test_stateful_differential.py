@@ -156,7 +156,7 @@ def machine_class(oracle: Any, profile: str, tally: dict) -> type:
             real, fake = self.duo.run(protocol, argv, sync=sync, clock_hint=hint)
             tally["comparisons"] += 1
             diff = self.duo.compare(real, fake, self.normalizers(protocol, argv))
-            bug = open_bug(argv, real, fake) if diff else None
+            bug = self.explained(protocol, argv, real, fake, queued) if diff else None
             if bug:
                 tally[f"open bug {bug}"] += 1
                 return fake
@@ -164,6 +164,23 @@ def machine_class(oracle: Any, profile: str, tally: dict) -> type:
                 where = "state check" if check else "command"
                 self.fail(f"replies differ ({where} after step {self.steps}): {argv_text(argv)}", diff)
             return fake
+
+        def explained(self, protocol: int, argv: List[bytes], real: Any, fake: Any,
+                      queued: Sequence[List[bytes]]) -> Optional[str]:
+            """The open bug (open_bugs.py) that explains a difference, for a command or inside an EXEC."""
+            bug = open_bug(argv, real, fake, protocol)
+            if bug or argv[0].upper() != b"EXEC" or not queued:
+                return bug
+            if not (isinstance(real, list) and isinstance(fake, list) and len(real) == len(fake) == len(queued)):
+                return None
+            found = None
+            for q, r, f in zip(queued, real, fake):
+                if self.duo.compare(r, f, self.normalizers(protocol, q)) is None:
+                    continue
+                found = open_bug(q, r, f, protocol)
+                if found is None:
+                    return None
+            return found
 
         def note(self, argv: Sequence[bytes], reply: Any) -> None:
             """Remember the keys a command touched and the IDs XADD created."""
@@ -297,3 +314,22 @@ class _Tally(dict):
     def __missing__(self, key: str) -> int:
         return 0
 
+
+
+@pytest.mark.real
+def test_differential_notices_a_wrong_fake(oracle_pool):
+    """Negative control: the same machine, with the fake on profile "7.4" against Redis 7.0.15, must fail."""
+    redis_targets = [t for t in ORACLES if t.kind == "redis"]
+    if not redis_targets:
+        pytest.skip("no Redis oracle discovered")
+    try:
+        oracle = oracle_pool.get(redis_targets[0])
+    except LookupError as exc:
+        missing_oracle(str(exc))
+    machine = machine_class(oracle, "7.4", _Tally())
+    conf = settings(max_examples=50, stateful_step_count=30, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=list(HealthCheck), phases=(Phase.generate,))
+    with pytest.raises(BaseException) as caught:
+        run_state_machine_as_test(machine, settings=conf)
+    text = str(caught.value) + "".join(str(e) for e in getattr(caught.value, "exceptions", ()))
+    assert "replies differ" in text, text[:2000]
