@@ -187,6 +187,41 @@ class ConsumerGroup:
             nack.consumer = consumer
             consumer.pel.set_k(k, nack)
 
+    def assign_batch(self, keys: List[int], nacks: List[PendingEntry], consumer: Consumer) -> None:
+        """:meth:`assign_k` of each ``(key, nack)``; ``keys`` ascending, distinct. O(k) plus one seek per run of
+        neighbouring keys in each previous owner's PEL, and O(k (log n + L)) unless the keys are above
+        every key ``consumer`` has pending (then they are appended).
+        """
+        moved_k: List[int] = []
+        moved_n: List[PendingEntry] = []
+        previous: List[Optional[Consumer]] = []
+        for k, nack in zip(keys, nacks):
+            if nack.consumer is not consumer:
+                moved_k.append(k)
+                moved_n.append(nack)
+                previous.append(nack.consumer)
+                nack.consumer = consumer
+        if not moved_k:
+            return
+        first = previous[0]
+        if all(owner is first for owner in previous):
+            if first is not None:
+                first.pel.pop_sorted(moved_k)
+        else:
+            owned: dict = {}
+            for k, owner in zip(moved_k, previous):
+                if owner is not None:
+                    owned.setdefault(owner, []).append(k)
+            for owner, ks in owned.items():
+                owner.pel.pop_sorted(ks)
+        pel = consumer.pel
+        last = pel.last_k()
+        if last is None or moved_k[0] > last:
+            pel.extend_k(moved_k, moved_n)
+        else:
+            for k, nack in zip(moved_k, moved_n):
+                pel.set_k(k, nack)
+
     def create_unowned(self, sid: StreamID, now_ms: int) -> PendingEntry:
         """XCLAIM FORCE: a NACK with count 1 and no owner yet (the caller assigns it at once). O(log n + L)."""
         return self.create_unowned_k((sid[0] << 64) | sid[1], b"%d-%d" % sid, now_ms)
@@ -196,6 +231,29 @@ class ConsumerGroup:
         nack = PendingEntry(now_ms, 1, None, id_bytes)
         self.pel.set_k(k, nack)
         return nack
+
+    def remove_pending_many(self, keys: List[int]) -> int:
+        """XACK: remove every pending key of ``keys`` (any order, repeats allowed) from the group PEL and its
+        owner's; returns how many distinct keys were pending. O(k log k) plus one seek per run of
+        neighbouring keys in each PEL.
+        """
+        if len(keys) > 1:
+            keys = sorted(keys)
+        removed, nacks = self.pel.pop_sorted(keys)
+        if not removed:
+            return 0
+        first = nacks[0].consumer
+        if all(nack.consumer is first for nack in nacks):
+            if first is not None:
+                first.pel.pop_sorted(removed)
+        else:
+            owned: dict = {}
+            for k, nack in zip(removed, nacks):
+                if nack.consumer is not None:
+                    owned.setdefault(nack.consumer, []).append(k)
+            for consumer, ks in owned.items():
+                consumer.pel.pop_sorted(ks)
+        return len(removed)
 
     def remove_pending(self, sid: StreamID) -> bool:
         """Remove ``sid`` from the group PEL and its owner's PEL (XACK, deleted entries). O(log n + L)."""

@@ -97,9 +97,53 @@ class IdMap:
         else:
             if j == len(ks):
                 maxes[i] = ks[-1]
-            if len(ks) < LOAD // 2:
+            if len(ks) < LOAD // 2 and not len(ks) % 64:
                 self._merge(i)
         return value
+
+    def pop_sorted(self, keys: List[int]) -> Tuple[List[int], List[Any]]:
+        """Remove every present key of the ascending ``keys`` (repeats allowed, each key removed once).
+
+        Returns ``(removed keys, their values)`` in key order. One seek per run of neighbouring keys:
+        O(k + r (log n + L)) for k keys forming r runs.
+        """
+        out_k: List[int] = []
+        out_v: List[Any] = []
+        maxes, outer_k, outer_v = self._maxes, self._keys, self._vals
+        n = len(keys)
+        idx = 0
+        while idx < n:
+            k = keys[idx]
+            i = bisect_left(maxes, k)
+            if i == len(maxes):
+                break  # every remaining key is above the greatest key
+            ks = outer_k[i]
+            size = len(ks)
+            j = start = bisect_left(ks, k)
+            while idx < n:
+                k = keys[idx]
+                if j < size and ks[j] == k:
+                    j += 1
+                elif not (j > start and ks[j - 1] == k):  # a repeat of the key just matched is skipped
+                    break
+                idx += 1
+            if j == start:
+                idx += 1  # keys[idx] is absent
+                continue
+            vs = outer_v[i]
+            out_k += ks[start:j]
+            out_v += vs[start:j]
+            del ks[start:j]
+            del vs[start:j]
+            self._len -= j - start
+            if not ks:
+                self._drop_chunk(i)
+            else:
+                if start == len(ks):
+                    maxes[i] = ks[-1]
+                if len(ks) < LOAD // 2:
+                    self._merge(i)
+        return out_k, out_v
 
     def append_k(self, k: int, value: Any) -> None:
         """Add ``k`` greater than every key present (the caller guarantees it). O(1) amortized."""
@@ -431,11 +475,37 @@ class KeysView:
 class EntryIndex(IdMap):
     """A stream's live entries: key → encoded ID (``_encs``) and field tuple (``_vals``)."""
 
-    __slots__ = ("_encs",)
+    __slots__ = ("_encs", "_finger_c", "_finger_p")
 
     def __init__(self) -> None:
         super().__init__()
         self._encs: List[List[bytes]] = []
+        # finger: (chunk, position) of the last lookup hit. A lookup first tries the next position, so
+        # walking IDs in order (XAUTOCLAIM, history reads, XCLAIM of consecutive IDs) costs no bisect. It is
+        # only a guess, checked against the key found there: a stale finger just misses.
+        self._finger_c = 0
+        self._finger_p = -1
+
+    def get_k(self, k: int, default: Any = None) -> Any:
+        """The fields at key ``k`` or ``default``. O(1) right after a hit on the previous key, else O(log n)."""
+        keys = self._keys
+        c = self._finger_c
+        if c < len(keys):
+            ks = keys[c]
+            p = self._finger_p + 1
+            if p < len(ks) and ks[p] == k:
+                self._finger_p = p
+                return self._vals[c][p]
+        maxes = self._maxes
+        i = bisect_left(maxes, k)
+        if i != len(maxes):
+            ks = keys[i]
+            j = bisect_left(ks, k)
+            if ks[j] == k:
+                self._finger_c = i
+                self._finger_p = j
+                return self._vals[i][j]
+        return default
 
     def _columns(self) -> Tuple[List[List[Any]], ...]:
         return (self._keys, self._vals, self._encs)
@@ -467,6 +537,9 @@ class EntryIndex(IdMap):
     def extend_k(self, keys: List[int], values: List[Any]) -> None:  # pragma: no cover
         raise TypeError("use append_entry")
 
+    def pop_sorted(self, keys: List[int]) -> Tuple[List[int], List[Any]]:  # pragma: no cover
+        raise TypeError("use pop_k")
+
     def pop_k(self, k: int, default: Any = None) -> Any:
         """Remove the entry ``k``; returns its fields or ``default``. O(log n + L)."""
         maxes = self._maxes
@@ -488,18 +561,28 @@ class EntryIndex(IdMap):
         else:
             if j == len(ks):
                 maxes[i] = ks[-1]
-            if len(ks) < LOAD // 2:
+            if len(ks) < LOAD // 2 and not len(ks) % 64:
                 self._merge(i)
         return value
 
     def entry_k(self, k: int) -> Optional[Tuple[bytes, Tuple[bytes, ...]]]:
-        """``(encoded id, fields)`` of entry ``k`` or ``None``. O(log n)."""
+        """``(encoded id, fields)`` of entry ``k`` or ``None``. O(1) right after a hit on the previous key, else O(log n)."""
+        keys = self._keys
+        c = self._finger_c
+        if c < len(keys):
+            ks = keys[c]
+            p = self._finger_p + 1
+            if p < len(ks) and ks[p] == k:
+                self._finger_p = p
+                return self._encs[c][p], self._vals[c][p]
         maxes = self._maxes
         i = bisect_left(maxes, k)
         if i != len(maxes):
-            ks = self._keys[i]
+            ks = keys[i]
             j = bisect_left(ks, k)
             if ks[j] == k:
+                self._finger_c = i
+                self._finger_p = j
                 return self._encs[i][j], self._vals[i][j]
         return None
 

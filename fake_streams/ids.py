@@ -7,7 +7,7 @@ server's exact error; no other module parses ID bytes.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 from .errors import ReplyError
 
@@ -216,6 +216,18 @@ def parse_strict_key(raw: bytes) -> int:
     return (sid[0] << 64) | sid[1]
 
 
+def parse_strict_keys(raws: List[bytes]) -> List[int]:
+    """:func:`parse_strict_key` of each argument, in order (the first invalid one raises). O(total length)."""
+    out: List[int] = []
+    for raw in raws:
+        ms, dash, seq = raw.partition(b"-")
+        if dash and ms.isdigit() and seq.isdigit() and len(ms) < 20 and len(seq) < 20:
+            out.append((int(ms) << 64) | int(seq))
+        else:
+            out.append(parse_strict_key(raw))
+    return out
+
+
 def parse_xadd_id(raw: bytes) -> Tuple[StreamID, bool]:
     """The XADD ID argument (strict, with ``<ms>-*``). Returns ``(id, seq_given)``; ``seq_given`` is False for ``ms-*``.
 
@@ -252,6 +264,34 @@ def parse_range_start(raw: bytes) -> StreamID:
             raise ReplyError("INVALID_START_ID")
         return nxt
     return sid
+
+
+def parse_range_start_key(raw: bytes) -> int:
+    """:func:`parse_range_start` as a 128-bit key. O(len)."""
+    ms, dash, seq = raw.partition(b"-")
+    if ms.isdigit() and len(ms) < 20:
+        if not dash:
+            return int(ms) << 64
+        if seq.isdigit() and len(seq) < 20:
+            return (int(ms) << 64) | int(seq)
+    if raw == b"-":
+        return MIN_KEY
+    sid = parse_range_start(raw)
+    return (sid[0] << 64) | sid[1]
+
+
+def parse_range_end_key(raw: bytes) -> int:
+    """:func:`parse_range_end` as a 128-bit key. O(len)."""
+    if raw == b"+":
+        return MAX_KEY
+    ms, dash, seq = raw.partition(b"-")
+    if ms.isdigit() and len(ms) < 20:
+        if not dash:
+            return (int(ms) << 64) | U64_MAX
+        if seq.isdigit() and len(seq) < 20:
+            return (int(ms) << 64) | int(seq)
+    sid = parse_range_end(raw)
+    return (sid[0] << 64) | sid[1]
 
 
 def parse_range_end(raw: bytes) -> StreamID:

@@ -97,7 +97,7 @@ class Node:
     whose encoded size changes as they grow.
     """
 
-    __slots__ = ("master", "master_fields", "count", "deleted", "base_bytes", "last_id")
+    __slots__ = ("master", "master_fields", "count", "deleted", "base_bytes", "last_id", "_names", "_same_tail")
 
     def __init__(self, sid: StreamID, fields: Sequence[bytes]) -> None:
         """A new node holding its first entry ``sid`` (flags SAMEFIELDS). ``fields`` is ``[f1, v1, f2, v2, ...]``."""
@@ -105,6 +105,8 @@ class Node:
         numfields = len(names)
         self.master = sid
         self.master_fields = names
+        self._names = list(names)  # for a list == list test of an added entry's names
+        self._same_tail = int_size(numfields + 3)  # lp-count element of a SAMEFIELDS entry
         self.count = 1
         self.deleted = 0
         # master entry: count | deleted | num-fields | field_1..N | 0 ; count/deleted are in lp_bytes.
@@ -141,21 +143,20 @@ class Node:
         ``fields`` is the caller's fresh list; with the master's field names (SAMEFIELDS) its names are
         replaced by the master's own (equal) bytes objects, so entries of a node share them.
         """
-        names = fields[0::2]
-        numfields = len(names)
         master = self.master
         d = sid[0] - master[0]
-        size = 2 + (2 if 0 <= d <= 127 else int_size(delta(sid[0], master[0])))  # flags (0 or 2) + ms-delta
+        size = 4 if 0 <= d <= 127 else 2 + int_size(delta(sid[0], master[0]))  # flags (0 or 2) + ms-delta
         d = sid[1] - master[1]
         size += 2 if 0 <= d <= 127 else int_size(delta(sid[1], master[1]))
-        master_fields = self.master_fields
-        if numfields == len(master_fields) and tuple(names) == master_fields:
+        names = fields[0::2]
+        if names == self._names:  # SAMEFIELDS: only the values are stored
             for value in fields[1::2]:
                 n = len(value)
                 size += n + 2 if n < 64 and (not n or value[0] not in _INT_START) else str_size(value)
-            size += int_size(numfields + 3)
-            fields[0::2] = master_fields
+            size += self._same_tail
+            fields[0::2] = self.master_fields
         else:
+            numfields = len(names)
             size += int_size(numfields)
             for item in fields:
                 size += str_size(item)

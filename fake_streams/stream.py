@@ -49,7 +49,7 @@ from sortedcontainers import SortedDict
 
 from .idindex import EntryIndex
 from .ids import MIN_ID, StreamID, id_of
-from .nodes import Node, node_layout, rax_key, rax_node_count
+from .nodes import LISTPACK_MAX_SIZE, Node, int_size, node_layout, rax_key, rax_node_count
 
 Entry = Tuple[StreamID, List[bytes]]
 
@@ -105,10 +105,21 @@ class Stream:
                 i = nodes.bisect_right(sid) - 1
                 node = nodes.peekitem(i)[1] if i >= 0 else None
             if node is not None and node.master != sid:
+                # Node.is_full, inlined: lp_bytes + payload >= max bytes, or count + deleted >= max entries
                 if payload < 0:
                     payload = sum(map(len, fields))
-                if node.is_full(payload, self.stream_node_max_bytes, self.stream_node_max_entries):
+                max_bytes = self.stream_node_max_bytes
+                if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
+                    max_bytes = LISTPACK_MAX_SIZE
+                count, deleted = node.count, node.deleted
+                lp_bytes = node.base_bytes + (2 if count <= 127 else int_size(count))
+                lp_bytes += 2 if deleted <= 127 else int_size(deleted)
+                if lp_bytes + payload >= max_bytes:
                     node = None
+                else:
+                    max_entries = self.stream_node_max_entries
+                    if max_entries and count + deleted >= max_entries:
+                        node = None
         if node is None:
             node = Node(sid, fields)
             self._nodes[sid] = node

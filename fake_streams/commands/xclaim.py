@@ -203,7 +203,9 @@ def parse_xautoclaim(args: List[bytes]) -> Tuple[int, StreamID, int, bool]:
 
 
 def xautoclaim(ctx: Context, args: List[bytes]) -> List[Any]:
-    """XAUTOCLAIM. O(log n + COUNT * 10) examined entries, each claim O(log n + L) (n = group PEL size).
+    """XAUTOCLAIM. O(log n) to seek + O(1) per examined entry (at most COUNT * 10) + one O(log s) stream lookup each;
+    the claimed entries then move between consumer PELs in batch (one O(log n + L) seek per run of
+    neighbouring keys in a previous owner's PEL; appended to the claimer's PEL when above its keys).
 
     Scans the group PEL from ``start``, examining at most ``COUNT * 10`` entries and stopping after
     ``COUNT`` results; an entry that no longer exists in the stream is removed from the PEL, reported
@@ -228,6 +230,8 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Any]:
     claimed: List[Any] = []
     deleted: List[bytes] = []
     dead: List[int] = []  # PEL keys of deleted entries, removed after the scan
+    taken_k: List[int] = []  # claimed PEL keys and their NACKs, moved to the consumer after the scan
+    taken_n: List[Any] = []
     cursor = b"0-0"
     for k, nack in group.pel.scan_k((start[0] << 64) | start[1], None, True, attempts + 1):
         if not attempts or not count:
@@ -244,7 +248,8 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Any]:
             continue
         if consumer is None:  # R7.0: looked up / created on the first claim only
             consumer = _consumer(ctx, key, group, consumer_name)
-        group.assign_k(k, nack, consumer)
+        taken_k.append(k)
+        taken_n.append(nack)
         nack.delivery_time = now
         if justid:
             claimed.append(nack.id_bytes)
@@ -254,8 +259,10 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Any]:
         count -= 1
         if track_active:
             consumer.active_time = now
-    for k in dead:
-        group.remove_pending_k(k)
+    if taken_k:
+        group.assign_batch(taken_k, taken_n, consumer)  # type: ignore[arg-type]
+    if dead:
+        group.remove_pending_many(dead)
     return [cursor, claimed, deleted]
 
 

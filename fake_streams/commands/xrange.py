@@ -15,14 +15,14 @@ from __future__ import annotations
 from typing import Any, List, Tuple
 
 from ..errors import ReplyError
-from ..ids import parse_range_end, parse_range_start, parse_strict_id
+from ..ids import parse_range_end_key, parse_range_start_key, parse_strict_id
 from .base import Context, cstr, parse_count, spec
 
 
 def _range(ctx: Context, args: List[bytes], rev: bool) -> Any:
     key = args[0]
-    start = parse_range_start(args[2] if rev else args[1])
-    end = parse_range_end(args[1] if rev else args[2])
+    start = parse_range_start_key(args[2] if rev else args[1])
+    end = parse_range_end_key(args[1] if rev else args[2])
     count = -1
     j = 3
     argc = len(args)
@@ -38,7 +38,7 @@ def _range(ctx: Context, args: List[bytes], rev: bool) -> Any:
         return []
     if count == 0:
         return None
-    return stream.reply_range((start[0] << 64) | start[1], (end[0] << 64) | end[1], count if count > 0 else 0, rev)
+    return stream.reply_range(start, end, count if count > 0 else 0, rev)
 
 
 def xrange(ctx: Context, args: List[bytes]) -> Any:

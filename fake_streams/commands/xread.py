@@ -68,17 +68,19 @@ _INT64_MAX = (1 << 63) - 1
 Resolved = Tuple[Optional[Stream], Optional[ConsumerGroup], StreamID]
 
 
-@dataclass
 class ReadOptions:
     """The parsed options of one XREAD / XREADGROUP call."""
 
-    is_group: bool
-    count: int = 0  # 0 = unlimited
-    timeout_ms: Optional[int] = None  # None = no BLOCK; 0 = forever
-    group: Optional[bytes] = None
-    consumer: Optional[bytes] = None
-    noack: bool = False
-    streams_at: int = -1  # index in args of the first key
+    __slots__ = ("is_group", "count", "timeout_ms", "group", "consumer", "noack", "streams_at")
+
+    def __init__(self, is_group: bool) -> None:
+        self.is_group = is_group
+        self.count = 0  # 0 = unlimited
+        self.timeout_ms: Optional[int] = None  # None = no BLOCK; 0 = forever
+        self.group: Optional[bytes] = None
+        self.consumer: Optional[bytes] = None
+        self.noack = False
+        self.streams_at = -1  # index in args of the first key
 
     def keys(self, args: List[bytes]) -> List[bytes]:
         half = (len(args) - self.streams_at) // 2
@@ -87,6 +89,15 @@ class ReadOptions:
     def id_args(self, args: List[bytes]) -> List[bytes]:
         half = (len(args) - self.streams_at) // 2
         return args[self.streams_at + half :]
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"ReadOptions({fields})"
+
+
+#: option tokens as clients usually spell them → the upper-case token (others go through cstr().upper())
+_TOKENS = {t: t for t in (b"BLOCK", b"COUNT", b"STREAMS", b"GROUP", b"NOACK")}
+_TOKENS.update({t.lower(): t for t in list(_TOKENS)})
 
 
 @dataclass
@@ -120,7 +131,8 @@ def parse_read_options(ctx: Context, args: List[bytes], is_group: bool) -> ReadO
     i = 0
     while i < n:
         more = n - i - 1
-        token = cstr(args[i]).upper()  # strcasecmp: text after a NUL is ignored
+        raw = args[i]
+        token = _TOKENS.get(raw) or cstr(raw).upper()  # strcasecmp: text after a NUL is ignored
         if token == b"BLOCK" and more:
             if ctx.from_script and not ctx.profile.has("block_allowed_in_scripts"):
                 raise ReplyError("BLOCK_IN_SCRIPT", command=ctx.argv[0])  # argv[0] as typed
@@ -157,7 +169,7 @@ def _resolve(ctx: Context, opts: ReadOptions, args: List[bytes]) -> List[Resolve
     """Per stream, in key order: WRONGTYPE, NOGROUP, then the ID token. Changes nothing. O(N log g)."""
     resolved: List[Resolved] = []
     for key, arg in zip(opts.keys(args), opts.id_args(args)):
-        raw = cstr(arg)  # the special tokens compare with strcmp
+        raw = cstr(arg) if b"\0" in arg else arg  # the special tokens compare with strcmp
         stream = ctx.lookup(key)
         group = None
         if opts.is_group:
@@ -202,9 +214,13 @@ def _entries_after(stream: Stream, gt: StreamID, count: int) -> List[Any]:
 
 
 def _consumer(ctx: Context, key: bytes, group: ConsumerGroup, name: bytes) -> Consumer:
-    consumer, created = group.seen(name, ctx.now_ms)
-    if created:
+    """``streamLookupConsumer`` + create (event ``xgroup-createconsumer``); ``seen_time = now``. O(log c)."""
+    now = ctx.now_ms
+    consumer = group.consumers.get(name)
+    if consumer is None:
+        consumer = group.create_consumer(name, now)
         ctx.notify("xgroup-createconsumer", key)
+    consumer.seen_time = now
     return consumer
 
 
@@ -221,8 +237,9 @@ def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: C
     keys, encs, fields = stream.slice_after((last[0] << 64) | last[1], count)
     if not keys:
         return []
-    first = id_of(keys[0])
-    if group.entries_read != INVALID_ENTRIES_READ and not has_tombstones(stream, first):
+    if group.entries_read != INVALID_ENTRIES_READ and (
+        stream.max_deleted_entry_id == MIN_ID or not has_tombstones(stream, id_of(keys[0]))
+    ):
         group.entries_read += len(keys)  # no tombstone at/after the first ID: none after the later ones either
     else:
         for k in keys:
