@@ -1,0 +1,1 @@
+"""Concurrency: many producers and consumers (threads and asyncio tasks) on one server."""
