@@ -58,8 +58,17 @@ def _typed_subcommand(ctx: Context) -> bytes:
     return b"STREAM"
 
 
+def _i64(value: Optional[int]) -> Optional[int]:
+    """A counter as ``addReplyLongLong`` sends it: ``entries_added`` is a uint64 and the lag/read counters
+    are long long in the server, so values past 2^63 - 1 (reachable after ``XSETID … ENTRIESADDED
+    9223372036854775807`` and one XADD) come out wrapped to negative. O(1)."""
+    if value is None:
+        return None
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
 def _entries_read(group: ConsumerGroup) -> Optional[int]:
-    return None if group.entries_read == INVALID_ENTRIES_READ else group.entries_read
+    return None if group.entries_read == INVALID_ENTRIES_READ else _i64(group.entries_read)
 
 
 def _head(stream: Stream) -> List[Tuple[bytes, Any]]:
@@ -73,7 +82,7 @@ def _head(stream: Stream) -> List[Tuple[bytes, Any]]:
         (b"radix-tree-nodes", stream.radix_tree_nodes),  # rax nodes (spec §5.3)
         (b"last-generated-id", stream.last_id.encode()),
         (b"max-deleted-entry-id", stream.max_deleted_entry_id.encode()),
-        (b"entries-added", stream.entries_added),
+        (b"entries-added", _i64(stream.entries_added)),
         (b"recorded-first-entry-id", stream.first_id.encode()),
     ]
 
@@ -155,7 +164,7 @@ def _full_group(ctx: Context, stream: Stream, group: ConsumerGroup, count: int) 
             (b"name", group.name),
             (b"last-delivered-id", group.last_id.encode()),
             (b"entries-read", _entries_read(group)),
-            (b"lag", group_lag(stream, group)),
+            (b"lag", _i64(group_lag(stream, group))),
             (b"pel-count", len(group.pel)),
             (b"pending", pending),
             (b"consumers", consumers),
@@ -175,7 +184,7 @@ def xinfo_groups(ctx: Context, args: List[bytes]) -> List[Any]:
                 (b"pending", len(group.pel)),
                 (b"last-delivered-id", group.last_id.encode()),
                 (b"entries-read", _entries_read(group)),
-                (b"lag", group_lag(stream, group)),
+                (b"lag", _i64(group_lag(stream, group))),
             ],
         )
         for group in stream.groups.values()
