@@ -128,7 +128,8 @@ def prepare(conn: Any, args: Tuple[Any, ...]) -> Optional[Tuple[Any, list, list]
     if cached is None:  # per connection: the server's name table, the packer's str codec
         cached = conn._sf_fast_setup = (_table(conn.streams_server.router), _str_codec(conn))
     table, codec = cached
-    entry = table.get(args[0])
+    name = args[0]
+    entry = table.get(name) if type(name) is str or type(name) is bytes else None
     if entry is None or codec is None:
         return None
     spec, sub, name = entry
