@@ -1,6 +1,7 @@
 """Where does the time of this project's (backend *ours*) stream commands go?
 
     python benchmarks/profile_engine.py [--size 1e4] [--ops 2000] [--workloads xadd,xrange10] [--out benchmarks/profile.md]
+    python benchmarks/profile_engine.py --engine-only --engine-sizes 1e3,1e6 --repeat 9 --stat min --out /tmp/e.md
 
 Two views, written as markdown (``--out``) and printed:
 
@@ -12,7 +13,11 @@ Two views, written as markdown (``--out``) and printed:
    cProfile inflates small Python calls, so read the *shares*, not the absolute µs.
 2. **Engine only** (no redis-py, no fakeredis, no profiler): the command handlers called directly
    with a minimal context on a dataset built by the handlers, at every ``--engine-sizes`` size:
-   the cost the engine itself adds per command and how it scales.
+   the cost the engine itself adds per command and how it scales; then (``--mem-size``) tracemalloc
+   bytes per stream entry and per pending entry of the engine's own structures (each XADD gets fresh
+   field/value ``bytes``, as commands parsed off a connection do).
+
+``--engine-only`` skips view 1 (no redis-py/fakeredis involved at all).
 """
 
 from __future__ import annotations
@@ -206,7 +211,7 @@ def _handlers() -> Dict[str, Any]:
     return {name: COMMANDS[name].handler for name in names}
 
 
-def _engine_size(size: int, ops: int, table: Dict[str, List[float]], repeat: int = 5) -> None:
+def _engine_size(size: int, ops: int, table: Dict[str, List[float]], repeat: int = 5, stat: str = "median") -> None:
     """Build the dataset of ``size`` with the handlers, then time each command's handler."""
     h = _handlers()
     fields = list(workloads.FIELD_LIST)
@@ -290,26 +295,56 @@ def _engine_size(size: int, ops: int, table: Dict[str, List[float]], repeat: int
                 t0 = time.process_time()
                 xack(count)
                 ack_values.append((time.process_time() - t0) / count * 1e6)
-        table.setdefault(label, []).append(statistics.median(values))
+        pick = min if stat == "min" else statistics.median
+        table.setdefault(label, []).append(pick(values))
         if ack_values:
-            table.setdefault("XACK (10 IDs)", []).append(statistics.median(ack_values))
+            table.setdefault("XACK (10 IDs)", []).append(pick(ack_values))
     gc.unfreeze()
 
 
-def engine_only(sizes: List[int], ops: int) -> List[str]:
+def engine_only(sizes: List[int], ops: int, repeat: int = 5, stat: str = "median") -> List[str]:
     md = ["## Engine only: handler CPU µs per command (no redis-py, no fakeredis, no profiler)\n",
-          "Median of 5 batches per cell; the dataset is built by the handlers themselves.\n"]
+          f"{stat.capitalize()} of {repeat} batches per cell; the dataset is built by the handlers themselves.\n"]
     md.append("| command | " + " | ".join(f"N = {s:,}" for s in sizes) + f" | N = {sizes[-1]:,} ÷ N = {sizes[0]:,} |")
     md.append("|---|" + "---:|" * (len(sizes) + 1))
     table: Dict[str, List[float]] = {}
     for size in sizes:
-        _engine_size(size, ops, table)
+        _engine_size(size, ops, table, repeat, stat)
         gc.collect()
         print(f"  engine only at N = {size:,}: " + ", ".join(f"{k} {v[-1]:.1f}" for k, v in table.items()), flush=True)
     for label, values in table.items():
         md.append(f"| {label} | " + " | ".join(f"{v:.1f}" for v in values) + f" | {values[-1] / values[0]:.2f}× |")
     md.append("")
     return md
+
+
+def engine_memory(size: int) -> Tuple[float, float]:
+    """tracemalloc bytes per entry and per pending entry of a stream of ``size`` entries built by the handlers.
+
+    Each XADD gets fresh ``bytes`` for its fields and values (as commands parsed off a connection do);
+    then XGROUP CREATE + one XREADGROUP delivers every entry to one consumer.
+    """
+    import tracemalloc
+
+    h = _handlers()
+    ctx = MiniContext()
+    fields = list(workloads.FIELD_LIST)
+    gc.collect()
+    tracemalloc.start()
+    h["xadd"](ctx, [b"warmup", b"1-1", b"f", b"v"])
+    gc.collect()
+    base = tracemalloc.get_traced_memory()[0]
+    for i in range(size):
+        h["xadd"](ctx, [b"s", backends.entry_id(i), *[b"%s" % f for f in fields]])
+    gc.collect()
+    filled = tracemalloc.get_traced_memory()[0]
+    h["xgroup|create"](ctx, [b"s", b"g1", b"0"])
+    reply = h["xreadgroup"](ctx, [b"GROUP", b"g1", b"c1", b"COUNT", b"%d" % size, b"STREAMS", b"s", b">"])
+    del reply
+    gc.collect()
+    pel = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return (filled - base) / size, (pel - filled) / size
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -319,15 +354,25 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--engine-sizes", default="1e3,1e4,1e5,1e6", help="sizes of the engine-only view ('' = skip)")
     ap.add_argument("--workloads", help="comma list of workload names (default: all)")
     ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--engine-only", action="store_true", help="skip the cProfile layers (view 1)")
+    ap.add_argument("--repeat", type=int, default=5, help="engine-only batches per cell (default 5)")
+    ap.add_argument("--stat", choices=("median", "min"), default="median", help="engine-only statistic over the batches")
+    ap.add_argument("--mem-size", type=float, default=1e5, help="entries of the engine memory phase (0 = skip)")
     ap.add_argument("--out", default=os.path.join(HERE, "profile.md"))
     args = ap.parse_args(argv)
     chosen = [w for w in workloads.WORKLOADS if not args.workloads or w.name in args.workloads.split(",")]
     md = ["# Profile of this project's stream commands", "",
           f"Produced by `python benchmarks/profile_engine.py` ({time.strftime('%Y-%m-%d %H:%M')}); see its docstring.", ""]
-    md += profile_layers(int(args.size), args.ops, chosen, args.top)
+    if not args.engine_only:
+        md += profile_layers(int(args.size), args.ops, chosen, args.top)
     if args.engine_sizes:
         sizes = [int(float(s)) for s in args.engine_sizes.split(",") if s]
-        md += engine_only(sizes, args.ops)
+        md += engine_only(sizes, args.ops, args.repeat, args.stat)
+    if args.mem_size:
+        per_entry, per_pending = engine_memory(int(args.mem_size))
+        md += [f"Engine memory (tracemalloc, N = {int(args.mem_size):,}): {per_entry:.0f} B per entry, "
+               f"{per_pending:.0f} B per pending entry.", ""]
+        print(f"  engine memory: {per_entry:.0f} B/entry, {per_pending:.0f} B/pending entry", flush=True)
     with open(args.out, "w") as fh:
         fh.write("\n".join(md) + "\n")
     print(f"wrote {args.out}")

@@ -2,8 +2,11 @@
 
 No RESP, no keys, no clock. Two indexes are kept side by side:
 
-* ``_entries`` — a :class:`sortedcontainers.SortedDict` of the *live* entries, ``StreamID → [f1, v1, ...]``:
-  lookups O(1), append/delete O(log n), range O(log n + k);
+* ``_entries`` — an :class:`~fake_streams.entryindex.EntryIndex` of the *live* entries keyed by the 128-bit
+  ID (``ms << 64 | seq``), each with its wire-form ID (encoded once, at XADD) and its field tuple
+  (SAMEFIELDS entries share the node master's name objects): append O(1), lookup O(log n) (O(1) when
+  walking IDs in order), delete O(log n + L), range O(log n + k) over contiguous chunk slices, with
+  replies built without per-entry Python code (:meth:`reply_range`, :meth:`slice_after`);
 * ``_nodes`` — a :class:`sortedcontainers.SortedDict` of the listpack macro nodes by master ID
   (:class:`~fake_streams.nodes.Node`: live/deleted counts, byte size, master fields, last written ID),
   reproducing the server's node boundaries (spec §5.1). The live entries of a node are exactly the
@@ -11,9 +14,12 @@ No RESP, no keys, no clock. Two indexes are kept side by side:
 
 Public API (method names and semantics shared with the XREAD / group / XINFO modules):
 
-* adding: :meth:`append` (caller checked ``sid > last_id``);
+* adding: :meth:`append` (caller checked ``sid > last_id``); :meth:`add` (the same with the key and
+  wire-form ID precomputed by the caller);
 * reading: :meth:`get`, ``in``, :meth:`range`, :meth:`iter_after`, :meth:`first_entry`,
-  :meth:`last_entry`, :meth:`last_valid_id`, ``len()``;
+  :meth:`last_entry`, :meth:`last_valid_id`, ``len()`` (public values: ``StreamID`` and fresh field
+  lists); engine paths by 128-bit key: :meth:`fields_k`, :meth:`entry_k`, :meth:`reply_range`,
+  :meth:`slice_after`, :meth:`last_valid_key`;
 * removing: :meth:`delete` (one XDEL ID), :meth:`trim` (``streamTrim``: MAXLEN/MINID, ``~``, LIMIT);
 * counters (attributes): ``last_id``, ``first_id``, ``max_deleted_entry_id``, ``entries_added``;
   XSETID assigns ``last_id`` / ``entries_added`` / ``max_deleted_entry_id`` directly;
@@ -43,11 +49,11 @@ model then appends to the node that owns the ID by order, or opens a new node.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 from sortedcontainers import SortedDict
 
-from .idindex import EntryIndex
+from .entryindex import EntryIndex
 from .ids import MIN_ID, StreamID, id_of
 from .nodes import LISTPACK_MAX_SIZE, Node, int_size, node_layout, rax_key, rax_node_count
 
@@ -138,9 +144,12 @@ class Stream:
             self.first_id = sid
 
     # ---------------------------------------------------------------- reading
-    def get(self, sid: StreamID) -> Optional[List[bytes]]:
-        """A copy of the fields of the live entry ``sid``, or ``None``. O(log n)."""
-        fields = self._entries.get_k((sid[0] << 64) | sid[1])
+    def get(self, sid: Union[StreamID, int]) -> Optional[List[bytes]]:
+        """A copy of the fields of the live entry ``sid`` (a ``StreamID`` or its 128-bit key), or ``None``.
+
+        O(log n); O(1) right after a lookup of the previous entry.
+        """
+        fields = self._entries.get_k(sid if type(sid) is int else (sid[0] << 64) | sid[1])  # type: ignore[index]
         return None if fields is None else list(fields)
 
     def fields_k(self, key: int) -> Optional[Tuple[bytes, ...]]:

@@ -20,7 +20,7 @@ from typing import Any, List, Optional, Tuple
 
 from ..errors import ReplyError
 from ..groups import Consumer, ConsumerGroup
-from ..ids import MIN_ID, StreamID, id_of, parse_i64, parse_range_start, parse_strict_id
+from ..ids import MIN_ID, StreamID, parse_i64, parse_range_start, parse_strict_id
 from ..stream import Stream
 from .base import Context, cstr, spec
 
@@ -238,7 +238,7 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Any]:
             cursor = nack.id_bytes  # the first PEL entry not examined
             break
         attempts -= 1
-        fields = get(id_of(k))  # a fresh copy: the reply's field list
+        fields = get(k)  # a fresh copy: the reply's field list
         if fields is None:
             dead.append(k)
             deleted.append(nack.id_bytes)

@@ -1,0 +1,240 @@
+"""A stream's live entries: an :class:`~fake_streams.idindex.IdMap` with two value columns.
+
+Per entry: the 128-bit key (``ms << 64 | seq``), the wire-form ID ``b"<ms>-<seq>"`` (encoded once, at
+XADD, and shared by every reply and PEL entry that shows it) and the field tuple. Replies are built from
+contiguous chunk slices with ``map``/``zip`` (no Python code per entry). Lookups remember the position of
+their last hit (a *finger*) and try the next position first, so walking IDs in order costs no bisect.
+
+Costs as in :mod:`fake_streams.idindex` (n entries, L = chunk size): append O(1); lookup O(log n), O(1)
+after a hit on the previous entry; delete O(log n + L); range replies O(log n + k).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from typing import Any, Iterator, List, Optional, Tuple
+
+from .idindex import LOAD, IdMap
+from .ids import StreamID, id_of
+
+
+class EntryIndex(IdMap):
+    """A stream's live entries: key → encoded ID (``_encs``) and field tuple (``_vals``)."""
+
+    __slots__ = ("_encs", "_finger_c", "_finger_p")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._encs: List[List[bytes]] = []
+        # finger: (chunk, position) of the last lookup hit. A lookup first tries the next position, so
+        # walking IDs in order (XAUTOCLAIM, history reads, XCLAIM of consecutive IDs) costs no bisect. It is
+        # only a guess, checked against the key found there: a stale finger just misses.
+        self._finger_c = 0
+        self._finger_p = -1
+
+    def get_k(self, k: int, default: Any = None) -> Any:
+        """The fields at key ``k`` or ``default``. O(1) right after a hit on the previous key, else O(log n)."""
+        keys = self._keys
+        c = self._finger_c
+        if c < len(keys):
+            ks = keys[c]
+            p = self._finger_p + 1
+            if p < len(ks) and ks[p] == k:
+                self._finger_p = p
+                return self._vals[c][p]
+        maxes = self._maxes
+        i = bisect_left(maxes, k)
+        if i != len(maxes):
+            ks = keys[i]
+            j = bisect_left(ks, k)
+            if ks[j] == k:
+                self._finger_c = i
+                self._finger_p = j
+                return self._vals[i][j]
+        return default
+
+    def _columns(self) -> Tuple[List[List[Any]], ...]:
+        return (self._keys, self._vals, self._encs)
+
+    def append_entry(self, k: int, enc: bytes, fields: Tuple[bytes, ...]) -> None:
+        """Add an entry whose key is greater than every key present. O(1) amortized."""
+        keys = self._keys
+        if keys:
+            ks = keys[-1]
+            if len(ks) < LOAD:
+                ks.append(k)
+                self._vals[-1].append(fields)
+                self._encs[-1].append(enc)
+                self._maxes[-1] = k
+                self._len += 1
+                return
+        keys.append([k])
+        self._vals.append([fields])
+        self._encs.append([enc])
+        self._maxes.append(k)
+        self._len += 1
+
+    def append_k(self, k: int, value: Any) -> None:  # pragma: no cover - entries need their encoded ID
+        raise TypeError("use append_entry")
+
+    def set_k(self, k: int, value: Any) -> None:  # pragma: no cover
+        raise TypeError("use append_entry")
+
+    def extend_k(self, keys: List[int], values: List[Any]) -> None:  # pragma: no cover
+        raise TypeError("use append_entry")
+
+    def pop_sorted(self, keys: List[int]) -> Tuple[List[int], List[Any]]:  # pragma: no cover
+        raise TypeError("use pop_k")
+
+    def pop_k(self, k: int, default: Any = None) -> Any:
+        """Remove the entry ``k``; returns its fields or ``default``. O(log n + L)."""
+        maxes = self._maxes
+        i = bisect_left(maxes, k)
+        if i == len(maxes):
+            return default
+        ks = self._keys[i]
+        j = bisect_left(ks, k)
+        if ks[j] != k:
+            return default
+        vs = self._vals[i]
+        value = vs[j]
+        del ks[j]
+        del vs[j]
+        del self._encs[i][j]
+        self._len -= 1
+        if not ks:
+            self._drop_chunk(i)
+        else:
+            if j == len(ks):
+                maxes[i] = ks[-1]
+            if len(ks) < LOAD // 2 and not len(ks) % 64:
+                self._merge(i)
+        return value
+
+    def entry_k(self, k: int) -> Optional[Tuple[bytes, Tuple[bytes, ...]]]:
+        """``(encoded id, fields)`` of entry ``k`` or ``None``. O(1) right after a hit on the previous key, else O(log n)."""
+        keys = self._keys
+        c = self._finger_c
+        if c < len(keys):
+            ks = keys[c]
+            p = self._finger_p + 1
+            if p < len(ks) and ks[p] == k:
+                self._finger_p = p
+                return self._encs[c][p], self._vals[c][p]
+        maxes = self._maxes
+        i = bisect_left(maxes, k)
+        if i != len(maxes):
+            ks = keys[i]
+            j = bisect_left(ks, k)
+            if ks[j] == k:
+                self._finger_c = i
+                self._finger_p = j
+                return self._encs[i][j], self._vals[i][j]
+        return None
+
+    def last_entry(self) -> Optional[Tuple[int, bytes, Tuple[bytes, ...]]]:
+        """``(key, encoded id, fields)`` of the greatest entry or ``None``. O(1)."""
+        if not self._keys:
+            return None
+        return self._keys[-1][-1], self._encs[-1][-1], self._vals[-1][-1]
+
+    def first_entry(self) -> Optional[Tuple[int, bytes, Tuple[bytes, ...]]]:
+        """``(key, encoded id, fields)`` of the smallest entry or ``None``. O(1)."""
+        if not self._keys:
+            return None
+        return self._keys[0][0], self._encs[0][0], self._vals[0][0]
+
+    # ---------------------------------------------------------------------------------- scans
+    def reply_range(self, lo: int, hi: int, count: int = 0) -> List[List[Any]]:
+        """Reply entries ``[[id, [f1, v1, ...]], ...]`` for ``lo <= key <= hi`` ascending, at most ``count`` (0 = all).
+
+        Fresh lists (redis-py callbacks and users may mutate replies). O(log n + k).
+        """
+        out: List[List[Any]] = []
+        i, j = self.seek(lo)
+        keys, encs, vals = self._keys, self._encs, self._vals
+        while i < len(keys):
+            ks = keys[i]
+            stop = len(ks)
+            if count:
+                want = j + count - len(out)
+                if want < stop:
+                    stop = want
+            if ks[stop - 1] > hi:
+                stop = bisect_right(ks, hi, j, stop)
+                out += map(list, zip(encs[i][j:stop], map(list, vals[i][j:stop])))
+                return out
+            out += map(list, zip(encs[i][j:stop], map(list, vals[i][j:stop])))
+            if count and len(out) >= count:
+                return out
+            i += 1
+            j = 0
+        return out
+
+    def reply_range_rev(self, lo: int, hi: int, count: int = 0) -> List[List[Any]]:
+        """As :meth:`reply_range`, descending from ``hi``. O(log n + k)."""
+        out: List[List[Any]] = []
+        maxes = self._maxes
+        i = bisect_left(maxes, hi)
+        keys, encs, vals = self._keys, self._encs, self._vals
+        if i == len(maxes):
+            i -= 1
+            if i < 0:
+                return out
+            stop = len(keys[i])
+        else:
+            stop = bisect_right(keys[i], hi)
+        while i >= 0:
+            ks = keys[i]
+            start = 0
+            if count:
+                want = stop - (count - len(out))
+                if want > start:
+                    start = want
+            if stop > start and ks[start] < lo:
+                start = bisect_left(ks, lo, start, stop)
+                out += map(list, zip(encs[i][start:stop][::-1], map(list, vals[i][start:stop][::-1])))
+                return out
+            out += map(list, zip(encs[i][start:stop][::-1], map(list, vals[i][start:stop][::-1])))
+            if count and len(out) >= count:
+                return out
+            i -= 1
+            if i >= 0:
+                stop = len(keys[i])
+        return out
+
+    def slice_after(self, k: int, count: int = 0) -> Tuple[List[int], List[bytes], List[Tuple[bytes, ...]]]:
+        """``(keys, encoded ids, field tuples)`` of the entries with key ``> k``, ascending, at most ``count`` (0 = all).
+
+        O(log n + k).
+        """
+        out_k: List[int] = []
+        out_e: List[bytes] = []
+        out_v: List[Tuple[bytes, ...]] = []
+        i, j = self.seek(k, inclusive=False)
+        keys, encs, vals = self._keys, self._encs, self._vals
+        while i < len(keys):
+            stop = len(keys[i])
+            if count:
+                want = j + count - len(out_k)
+                if want < stop:
+                    stop = want
+            out_k += keys[i][j:stop]
+            out_e += encs[i][j:stop]
+            out_v += vals[i][j:stop]
+            if count and len(out_k) >= count:
+                break
+            i += 1
+            j = 0
+        return out_k, out_e, out_v
+
+    def items(self) -> Iterator[Tuple[StreamID, Any]]:
+        for ks, vs in zip(self._keys, self._vals):
+            for k, v in zip(ks, vs):
+                yield id_of(k), list(v)
+
+    def _check(self) -> None:
+        super()._check()
+        for ks, es in zip(self._keys, self._encs):
+            for k, e in zip(ks, es):
+                assert e == b"%d-%d" % (k >> 64, k & ((1 << 64) - 1)), (k, e)
