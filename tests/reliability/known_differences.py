@@ -164,6 +164,11 @@ def _replace(spec: CommandSpec, handler: Callable) -> CommandSpec:
 
 
 # ------------------------------------------------------------------------- reply normalisers
+def _i64(value: int) -> int:
+    """As the server sends a long long (its counters wrap past 2^63 - 1)."""
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
 def _map_items(reply: Any) -> Optional[List[Tuple[Any, Any]]]:
     if isinstance(reply, dict):
         return list(reply.items())
@@ -210,7 +215,8 @@ def lag_normalizer(counters: ValkeyCounters, key: bytes, full: bool) -> Callable
             group = stream.groups.get(name) if isinstance(name, bytes) else None
             if group is not None and _map_items(r) is not None and _get(r, b"name") == name:
                 er = counters.entries_read(group)
-                model = (None if er == INVALID_ENTRIES_READ else er, counters.lag(stream, group))
+                lag = counters.lag(stream, group)
+                model = (None if er == INVALID_ENTRIES_READ else _i64(er), None if lag is None else _i64(lag))
                 seen = (_get(r, b"entries-read"), _get(r, b"lag"))
                 mine = (_get(f, b"entries-read"), _get(f, b"lag"))
                 if seen != mine and seen == model:

@@ -35,20 +35,8 @@ from tests.conformance.replies import Err, ids, times
 
 from .conftest import FIGURES, derandomized, env_int
 from .duo import Duo, argv_text
-from .gen_commands import (
-    CLOCK_MS,
-    FAMILIES,
-    FUTURE_MS,
-    KEYS,
-    MISSING_KEY,
-    STRING_KEY,
-    World,
-    blocks_risk,
-    chance,
-    draw_xread,
-    draw_xreadgroup,
-    mutate,
-)
+from .gen_args import CLOCK_MS, FUTURE_MS, KEYS, MISSING_KEY, STRING_KEY, World, chance
+from .gen_commands import FAMILIES, blocks_risk, draw_xread, draw_xreadgroup, mutate
 from .known_differences import ORACLE_KIND, ValkeyCounters, lag_normalizer, wrap_commands, xread_plus_normalizer
 from .open_bugs import open_bug
 
