@@ -205,7 +205,9 @@ class SyncSession(Session):
             responses = sock.responses  # straight to the reader: not a reply a wire could encode
             if responses is not None:
                 responses.put(item)
-                sock.response_ready.set()
+                ready = getattr(sock, "response_ready", None)  # fakeredis >= 2.35; older readers wait on the queue
+                if ready is not None:
+                    ready.set()
         else:
             sock.put_response(item)  # wakes the owner thread waiting in read_response
 

@@ -13,7 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
-from redis._parsers.base import BaseParser
+try:
+    from redis._parsers.base import BaseParser
+except ImportError:  # redis-py 4.x
+    from redis.connection import BaseParser  # type: ignore[attr-defined,no-redef]
 from redis.exceptions import ResponseError
 
 
