@@ -13,8 +13,10 @@ group — 4 threads with sync clients and 4 asyncio tasks on one event loop in i
   past the min-idle time and two concurrent rescuers loop XAUTOCLAIM: each abandoned entry is claimed
   by exactly one rescuer, nothing is lost, the PEL ends empty.
 
-``N`` = env ``FAKE_STREAMS_CONCURRENCY_N`` (default 100000: measured ~15 s for the first test and ~20 s
-for the second on a 2-core machine). ``FAKE_STREAMS_CONCURRENCY_SEED`` fixes the seed (random otherwise;
+``N`` = env ``FAKE_STREAMS_CONCURRENCY_N`` (default 100000). Measured on the 2-core CI machine: the
+produce/consume phase takes 6-10 s in the first test and 19-26 s in the second (slower because an
+installed ``Faults`` turns the transport's fast path off), ~40 s for the file, also with a second copy
+of the file running at the same time — so CI keeps the full 100000. ``FAKE_STREAMS_CONCURRENCY_SEED`` fixes the seed (random otherwise;
 printed, and in every assertion message). No sleeps: the test waits on events, joins and
 ``wait_until_blocked``, every real-time wait bounded by :data:`WAIT_S` or :data:`RUN_S`.
 """
@@ -241,7 +243,6 @@ def test_exactly_once_delivery_and_ack():
     assert not dupes, f"{len(dupes)} entries delivered more than once, e.g. {dupes[:5]} {_ctx()}"
     assert sorted(p for _, p, _ in got) == expected, f"payloads delivered != payloads written {_ctx()}"
     assert sum(acked.values()) == N, f"XACK counted {sum(acked.values())} {_ctx()}"
-    assert len(acked) == SYNC_CONSUMERS + ASYNC_CONSUMERS, f"idle consumers: {acked} {_ctx()}"
     stored = {i: _payload(f) for i, f in admin.xrange(KEY)}
     assert stored == {i: p for i, p, _ in got}, f"delivered entries differ from XRANGE {_ctx()}"
     # each producer's entries are in its XADD order (one connection, one thread)
@@ -254,7 +255,8 @@ def test_exactly_once_delivery_and_ack():
     (group,) = admin.xinfo_groups(KEY)
     assert (group["pending"], group["lag"], group["entries-read"]) == (0, 0, N), f"{group} {_ctx()}"
     consumers = admin.xinfo_consumers(KEY, "g")
-    assert sorted(c["name"] for c in consumers) == sorted(n.encode() for n in acked)
+    names = {f"{kind}{c}".encode() for kind, n in (("t", SYNC_CONSUMERS), ("a", ASYNC_CONSUMERS)) for c in range(n)}
+    assert {n.encode() for n in acked} <= {c["name"] for c in consumers} <= names, f"{consumers} {_ctx()}"
     assert all(c["pending"] == 0 for c in consumers)
 
     # a second group reads everything: each entry once
@@ -405,7 +407,7 @@ def test_crashed_consumers_recovered_by_xautoclaim():
     server.wait_until_blocked(SYNC_CONSUMERS + ASYNC_CONSUMERS, WAIT_S)
     consumed_at = time.monotonic()
     assert len(read) == N and not run.errors, f"{len(read)} read, {run.errors} {_ctx()}"
-    assert crashes, f"no consumer crashed: raise CRASH_P {_ctx()}"
+    assert crashes or N < 10_000, f"no consumer crashed: raise CRASH_P {_ctx()}"
     assert abandoned.isdisjoint(processed) and len(abandoned) + len(processed) == N
 
     # before recovery: exactly the abandoned entries are pending, delivered once, owned by crashed consumers
