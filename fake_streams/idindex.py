@@ -204,6 +204,25 @@ class IdMap:
             at = nxt
         self._len += n
 
+    def first_value(self) -> Any:
+        """The value of the smallest key (the map must not be empty). O(1)."""
+        return self._vals[0][0]
+
+    def last_value(self) -> Any:
+        """The value of the greatest key (the map must not be empty). O(1)."""
+        return self._vals[-1][-1]
+
+    def floor_value(self, k: int, default: Any = None) -> Any:
+        """The value of the greatest key ``<= k``, or ``default`` when every key is above ``k``. O(log n)."""
+        maxes = self._maxes
+        i = bisect_right(maxes, k)
+        if i == len(maxes):
+            return self._vals[-1][-1] if maxes else default
+        j = bisect_right(self._keys[i], k)
+        if j:
+            return self._vals[i][j - 1]
+        return self._vals[i - 1][-1] if i else default
+
     def first_k(self) -> Optional[int]:
         """The smallest key or ``None``. O(1)."""
         return self._keys[0][0] if self._keys else None

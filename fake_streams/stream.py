@@ -7,10 +7,11 @@ No RESP, no keys, no clock. Two indexes are kept side by side:
   (SAMEFIELDS entries share the node master's name objects): append O(1), lookup O(log n) (O(1) when
   walking IDs in order), delete O(log n + L), range O(log n + k) over contiguous chunk slices, with
   replies built without per-entry Python code (:meth:`reply_range`, :meth:`slice_after`);
-* ``_nodes`` — a :class:`sortedcontainers.SortedDict` of the listpack macro nodes by master ID
-  (:class:`~fake_streams.nodes.Node`: live/deleted counts, byte size, master fields, last written ID),
-  reproducing the server's node boundaries (spec §5.1). The live entries of a node are exactly the
-  live IDs in ``[node.master, next node's master)``; a node is found by bisection, O(log #nodes).
+* ``_nodes`` — an :class:`~fake_streams.idindex.IdMap` of the listpack macro nodes keyed by their master
+  ID's 128-bit key (the rax key; :class:`~fake_streams.nodes.Node`: live/deleted counts, byte size,
+  master fields, last written ID), reproducing the server's node boundaries (spec §5.1). The live
+  entries of a node are exactly the live IDs in ``[node.master, next node's master)``; a node is found
+  by bisection, O(log #nodes); the first and last nodes in O(1).
 
 Public API (method names and semantics shared with the XREAD / group / XINFO modules):
 
@@ -54,6 +55,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple, Union
 from sortedcontainers import SortedDict
 
 from .entryindex import EntryIndex
+from .idindex import IdMap
 from .ids import MIN_ID, StreamID, id_of
 from .nodes import LISTPACK_MAX_SIZE, Node, int_size, node_layout, rax_key, rax_node_count
 
@@ -70,7 +72,7 @@ class Stream:
 
     def __init__(self, node_max_entries: Optional[int] = None, node_max_bytes: Optional[int] = None) -> None:
         self._entries = EntryIndex()
-        self._nodes: SortedDict = SortedDict()
+        self._nodes = IdMap()
         self._tail: Optional[Node] = None  # the node with the greatest master (the server's last node)
         self._rax_nodes: Optional[int] = 1
         self.last_id: StreamID = MIN_ID
@@ -107,9 +109,7 @@ class Stream:
         node = self._tail
         if node is not None:
             if node.master > sid:  # only after XSETID moved last_id below a tombstone-only tail node
-                nodes = self._nodes
-                i = nodes.bisect_right(sid) - 1
-                node = nodes.peekitem(i)[1] if i >= 0 else None
+                node = self._nodes.floor_value(key)
             if node is not None and node.master != sid:
                 # Node.is_full, inlined: lp_bytes + payload >= max bytes, or count + deleted >= max entries
                 if payload < 0:
@@ -128,7 +128,7 @@ class Stream:
                         node = None
         if node is None:
             node = Node(sid, fields)
-            self._nodes[sid] = node
+            self._nodes.set_k(key, node)
             tail = self._tail
             if tail is None or tail.master < sid:
                 self._tail = node
@@ -223,7 +223,7 @@ class Stream:
     # --------------------------------------------------------------- deleting
     def _node_of(self, sid: StreamID) -> Node:
         """The node owning ``sid`` (the last node whose master is ``<= sid``). O(log #nodes)."""
-        return self._nodes.peekitem(self._nodes.bisect_right(sid) - 1)[1]
+        return self._nodes.floor_value((sid[0] << 64) | sid[1])
 
     def delete(self, sid: StreamID) -> bool:
         """XDEL of one ID: True if a live entry was removed. Raises ``max_deleted_entry_id``. O(log n).
@@ -236,9 +236,10 @@ class Stream:
         node = self._node_of(sid)
         if node.count == 1:
             nodes = self._nodes
-            del nodes[node.master]
+            master = node.master
+            nodes.pop_k((master[0] << 64) | master[1])
             if node is self._tail:
-                self._tail = nodes.peekitem(-1)[1] if nodes else None
+                self._tail = nodes.last_value() if nodes else None
             self._rax_nodes = None
         else:
             node.mark_deleted()
@@ -281,10 +282,10 @@ class Stream:
         entries, nodes = self._entries, self._nodes
         deleted = 0
         while nodes:
-            length = len(entries)
+            length = entries._len
             if maxlen is not None and length <= maxlen:
                 break
-            master, node = nodes.peekitem(0)
+            node = nodes.first_value()
             live = node.count
             if limit and deleted + live > limit:
                 break
@@ -293,7 +294,7 @@ class Stream:
             else:
                 remove_node = node.last_id < minid  # type: ignore[operator]
             if remove_node:
-                del nodes[master]
+                nodes.pop_front(1)
                 if node is self._tail:
                     self._tail = None  # it was the only node left
                 self._rax_nodes = None
@@ -328,7 +329,7 @@ class Stream:
     def radix_tree_nodes(self) -> int:
         """XINFO ``radix-tree-nodes``: rax internal nodes. O(#nodes) after a node was added/freed, else O(1)."""
         if self._rax_nodes is None:
-            self._rax_nodes = rax_node_count([rax_key(m) for m in self._nodes.keys()])
+            self._rax_nodes = rax_node_count(list(self._nodes.iter_keys()))  # the keys are the rax keys
         return self._rax_nodes
 
     def node_layout(self) -> List[Tuple[StreamID, int, int, int, StreamID]]:
@@ -348,6 +349,7 @@ class Stream:
         else:
             assert self.first_id == MIN_ID
         assert self.entries_added >= len(keys)
+        self._nodes._check()
         masters = list(self._nodes.keys())
         total = 0
         for i, master in enumerate(masters):
@@ -362,7 +364,7 @@ class Stream:
         assert total == len(entries), (total, len(entries))
         if keys:
             assert masters and masters[0] <= keys[0]
-        assert self._tail is (self._nodes.peekitem(-1)[1] if masters else None), self._tail
+        assert self._tail is (self._nodes.last_value() if masters else None), self._tail
         fresh = rax_node_count([rax_key(m) for m in masters])
         assert self._rax_nodes is None or self._rax_nodes == fresh, (self._rax_nodes, fresh)
 

@@ -43,6 +43,12 @@ class TrimArgs(NamedTuple):
         return self.maxlen is not None or self.minid is not None
 
 
+#: option names as clients usually spell them → the lower-case name (others go through cstr().lower())
+_TOKENS = {t.upper(): t for t in (b"maxlen", b"minid", b"limit", b"nomkstream")}
+_TOKENS.update({t: t for t in (b"maxlen", b"minid", b"limit", b"nomkstream", b"*")})
+_new_trim_args = tuple.__new__
+
+
 def parse_add_trim_args(args: List[bytes], xadd: bool) -> TrimArgs:
     """``streamParseAddOrTrimArgsOrReply``: scan ``args[1:]`` (``args[0]`` is the key). Raises ReplyError."""
     maxlen: Optional[int] = None
@@ -58,14 +64,16 @@ def parse_add_trim_args(args: List[bytes], xadd: bool) -> TrimArgs:
     while i < argc:
         moreargs = argc - 1 - i
         opt = args[i]
-        name = cstr(opt).lower()
+        name = _TOKENS.get(opt) or cstr(opt).lower()
         if xadd and name == b"*":
             break
         if name in (b"maxlen", b"minid") and moreargs:
             if maxlen is not None or minid is not None:
                 raise ReplyError("STRATEGY_TWICE")
             approx = False
-            nxt = cstr(args[i + 1])
+            nxt = args[i + 1]
+            if b"\0" in nxt:
+                nxt = cstr(nxt)
             if moreargs >= 2 and nxt == b"~":
                 approx = True
                 i += 1
@@ -99,7 +107,9 @@ def parse_add_trim_args(args: List[bytes], xadd: bool) -> TrimArgs:
         raise ReplyError("XTRIM_NO_STRATEGY")
     if limit_given and not approx:
         raise ReplyError("LIMIT_WITHOUT_APPROX")
-    return TrimArgs(maxlen, minid, approx, limit if limit_given else None, nomkstream, i, sid, seq_given)
+    return _new_trim_args(  # TrimArgs(...) without the NamedTuple's Python-level __new__
+        TrimArgs, (maxlen, minid, approx, limit if limit_given else None, nomkstream, i, sid, seq_given)
+    )
 
 
 def _trim(stream: Any, targs: TrimArgs) -> int:
