@@ -85,7 +85,19 @@ def _acl_ok(sock: Any, fake: Any) -> bool:
     if sock._client_info.get("user") != "default":
         return False
     acl = fake.acl._user_acl.get(b"default")
-    return acl is None or (acl.enabled and acl.unrestricted())
+    return acl is None or (acl.enabled and _grants_everything(acl))
+
+
+def _grants_everything(acl: Any) -> bool:
+    """Whether the default user's ACL can refuse nothing (fakeredis >= 2.41 asks ``unrestricted()``)."""
+    unrestricted = getattr(acl, "unrestricted", None)
+    if unrestricted is not None:
+        return bool(unrestricted())
+    commands = getattr(acl, "_commands", None)
+    if not isinstance(commands, dict):
+        return False
+    return (bool(commands.get(b"@all")) and all(commands.values())
+            and b"*" in getattr(acl, "_key_patterns", ()) and b"*" in getattr(acl, "_channel_patterns", ()))
 
 
 def _health_due(conn: Any, is_async: bool) -> bool:
@@ -102,7 +114,7 @@ def _usable(conn: Any, sock: Any, session: Any, health: bool, is_async: bool) ->
     if server.faults is not None or not getattr(server, "fast_path", True):
         return False
     fake = sock._server
-    if fake is None or not fake.connected or sock._killed or not session.alive or session.depth:
+    if fake is None or not fake.connected or getattr(sock, "_killed", False) or not session.alive or session.depth:
         return False
     if getattr(fake, "pause_until", 0.0) and fake.pause_until > time.time():  # CLIENT PAUSE: let fakeredis decide
         return False
@@ -111,7 +123,8 @@ def _usable(conn: Any, sock: Any, session: Any, health: bool, is_async: bool) ->
     if session.resume_pending:
         session.resume_if_pending()  # as sendall does: commands queued behind a served blocking read run first
     if (sock._paused or sock._transaction is not None or sock._in_transaction or sock._pubsub
-            or sock._reply_off or sock._reply_skip or sock._reply_skip_next):
+            or getattr(sock, "_reply_off", False) or getattr(sock, "_reply_skip", False)
+            or getattr(sock, "_reply_skip_next", False)):  # CLIENT REPLY: fakeredis >= 2.35
         return False
     responses = sock.responses
     if responses is None or (responses.qsize() if is_async else responses.queue) or fake.closed_sockets:
