@@ -459,7 +459,8 @@ class StreamsSocketMixin:
             raise
         if line is None:
             return False
-        if getattr(self, "_queueing", False) and getattr(self, "_transaction", None) is not None:
+        # inside MULTI (fakeredis < 2.39 has no _queueing flag: an open transaction is queueing)
+        if getattr(self, "_queueing", True) and getattr(self, "_transaction", None) is not None:
             self._transaction_failed = True  # like a command refused at queue time: EXEC aborts
         self.put_response(self._decode_result(SimpleError(line)))  # type: ignore[attr-defined]
         return True
