@@ -11,7 +11,7 @@ FAKE_STREAMS_DIFF_STEPS             6000     state-machine steps per oracle (2 o
 FAKE_STREAMS_DIFF_STEPS_PER_EXAMPLE 50       longest command sequence of one example
 FAKE_STREAMS_FUZZ_VECTORS           100000   fuzz vectors in process (all profiles × protocols)
 FAKE_STREAMS_FUZZ_TRANSPORT_SHARE   0.2      share of them sent through the real transport
-FAKE_STREAMS_FUZZ_REAL_VECTORS      2000     fuzz vectors also sent to each real server
+FAKE_STREAMS_FUZZ_REAL_VECTORS      5000     fuzz vectors also sent to each real server
 FAKE_STREAMS_FUZZ_SEED              (none)   fixed fuzz seed (CI: 20240601; locally random)
 FAKE_STREAMS_ISOLATION_TESTS        200      generated tests in the isolation run
 ==================================  =======  ===================================================
