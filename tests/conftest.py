@@ -138,7 +138,7 @@ def real_redis():
             if time.monotonic() > deadline or proc.poll() is not None:
                 proc.kill()
                 _missing("redis-server did not start")
-            time.sleep(0.05)
+            time.sleep(0.05)  # real-time: bounded wait for redis-server to accept connections
     made: List[Any] = []
 
     def make(protocol: int = 2, **kwargs: Any) -> Any:

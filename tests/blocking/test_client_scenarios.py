@@ -80,7 +80,7 @@ def test_b_close_from_another_thread_releases_the_blocked_call(duo, parser, retr
         duo.wait_blocked(side)
         # real-time: the reader thread must be inside its socket read, which no server state shows (a close
         # that lands between send and read is a redis-py race with its own outcomes); e14 waited 0.2 s
-        time.sleep(0.05)
+        time.sleep(0.05)  # real-time: see the comment above
         closer = outcome_of(r.close)  # never raises in the closing thread
         thread.join(WAIT_S)  # real-time: the reader thread ends (re-sent reads block 400 ms more)
         assert not thread.is_alive(), "the blocked read was not released"

@@ -212,7 +212,7 @@ class Oracle:
                     oracle.control = conn
                     break
                 except redis.exceptions.ConnectionError:
-                    time.sleep(0.05)
+                    time.sleep(0.05)  # real-time: bounded wait for the oracle server to start
             if oracle.control is not None:
                 oracle.info = parse_info(oracle.command("INFO", "server"))
                 oracle.version = oracle.info.get("valkey_version") or oracle.info.get("redis_version", "")

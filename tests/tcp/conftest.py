@@ -124,7 +124,7 @@ def wait_until(predicate: Callable[[], Any], what: str, timeout: float = WAIT_S)
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.005)
+        time.sleep(0.005)  # real-time: bounded poll for observable state (deadline above)
 
 
 def blocked_clients(server: Any) -> int:

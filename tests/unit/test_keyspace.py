@@ -388,7 +388,7 @@ def _wait_blocked(server, n=1):
     deadline = time.monotonic() + 5  # real-time: wait until the reader thread is parked (observable state)
     while server.backend.stats()["blocked"] < n:
         assert time.monotonic() < deadline, "reader never blocked"
-        time.sleep(0.005)
+        time.sleep(0.005)  # real-time: bounded poll (deadline above)
 
 
 def test_blocking_xread_is_woken_by_xadd_from_another_thread(server, make_client):
@@ -471,7 +471,7 @@ def test_client_unblock_ends_a_blocked_read(server, make_client):
     assert admin.client_unblock(reader_id) == 1  # TIMEOUT: the read ends with nil
     deadline = time.monotonic() + 5  # real-time: wait for the reader thread to record its first reply
     while not results and time.monotonic() < deadline:
-        time.sleep(0.005)
+        time.sleep(0.005)  # real-time: bounded poll (deadline above)
     _wait_blocked(server)
     assert admin.client_unblock(reader_id, error=True) == 1
     thread.join(5)
