@@ -32,8 +32,11 @@ class EntryIndex(IdMap):
         self._finger_c = 0
         self._finger_p = -1
 
-    def get_k(self, k: int, default: Any = None) -> Any:
-        """The fields at key ``k`` or ``default``. O(1) right after a hit on the previous key, else O(log n)."""
+    def _locate(self, k: int) -> Optional[Tuple[int, int]]:
+        """``(chunk, position)`` of key ``k`` (moving the finger there), or ``None``.
+
+        O(1) right after a hit on the previous key, else O(log n).
+        """
         keys = self._keys
         c = self._finger_c
         if c < len(keys):
@@ -41,7 +44,7 @@ class EntryIndex(IdMap):
             p = self._finger_p + 1
             if p < len(ks) and ks[p] == k:
                 self._finger_p = p
-                return self._vals[c][p]
+                return c, p
         maxes = self._maxes
         i = bisect_left(maxes, k)
         if i != len(maxes):
@@ -50,8 +53,13 @@ class EntryIndex(IdMap):
             if ks[j] == k:
                 self._finger_c = i
                 self._finger_p = j
-                return self._vals[i][j]
-        return default
+                return i, j
+        return None
+
+    def get_k(self, k: int, default: Any = None) -> Any:
+        """The fields at key ``k`` or ``default``. O(1) right after a hit on the previous key, else O(log n)."""
+        at = self._locate(k)
+        return default if at is None else self._vals[at[0]][at[1]]
 
     def _columns(self) -> Tuple[List[List[Any]], ...]:
         return (self._keys, self._vals, self._encs)
@@ -86,51 +94,10 @@ class EntryIndex(IdMap):
     def pop_sorted(self, keys: List[int]) -> Tuple[List[int], List[Any]]:  # pragma: no cover
         raise TypeError("use pop_k")
 
-    def pop_k(self, k: int, default: Any = None) -> Any:
-        """Remove the entry ``k``; returns its fields or ``default``. O(log n + L)."""
-        maxes = self._maxes
-        i = bisect_left(maxes, k)
-        if i == len(maxes):
-            return default
-        ks = self._keys[i]
-        j = bisect_left(ks, k)
-        if ks[j] != k:
-            return default
-        vs = self._vals[i]
-        value = vs[j]
-        del ks[j]
-        del vs[j]
-        del self._encs[i][j]
-        self._len -= 1
-        if not ks:
-            self._drop_chunk(i)
-        else:
-            if j == len(ks):
-                maxes[i] = ks[-1]
-            if len(ks) < LOAD // 2 and not len(ks) % 64:
-                self._merge(i)
-        return value
-
     def entry_k(self, k: int) -> Optional[Tuple[bytes, Tuple[bytes, ...]]]:
         """``(encoded id, fields)`` of entry ``k`` or ``None``. O(1) right after a hit on the previous key, else O(log n)."""
-        keys = self._keys
-        c = self._finger_c
-        if c < len(keys):
-            ks = keys[c]
-            p = self._finger_p + 1
-            if p < len(ks) and ks[p] == k:
-                self._finger_p = p
-                return self._encs[c][p], self._vals[c][p]
-        maxes = self._maxes
-        i = bisect_left(maxes, k)
-        if i != len(maxes):
-            ks = keys[i]
-            j = bisect_left(ks, k)
-            if ks[j] == k:
-                self._finger_c = i
-                self._finger_p = j
-                return self._encs[i][j], self._vals[i][j]
-        return None
+        at = self._locate(k)
+        return None if at is None else (self._encs[at[0]][at[1]], self._vals[at[0]][at[1]])
 
     def last_entry(self) -> Optional[Tuple[int, bytes, Tuple[bytes, ...]]]:
         """``(key, encoded id, fields)`` of the greatest entry or ``None``. O(1)."""

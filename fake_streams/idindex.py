@@ -88,10 +88,9 @@ class IdMap:
         j = bisect_left(ks, k)
         if ks[j] != k:
             return default
-        vs = self._vals[i]
-        value = vs[j]
-        del ks[j]
-        del vs[j]
+        value = self._vals[i][j]
+        for column in self._columns():  # keys, values and any column a subclass adds
+            del column[i][j]
         self._len -= 1
         if not ks:
             self._drop_chunk(i)
