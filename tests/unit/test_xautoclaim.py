@@ -7,20 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from fake_streams.errors import ERRORS
-from fake_streams.groups import NEVER_ACTIVE, ConsumerGroup, advance_entries_read
+from fake_streams.groups import NEVER_ACTIVE, ConsumerGroup
 from fake_streams.ids import MIN_ID, StreamID
 from tests.support.context import DictContext
+from tests.support.groupstate import check, deliver, err, pel, sid
 
 ALL = ("7.0", "7.2", "7.4", "valkey-8.0")
 EAGER = ("7.2", "7.4", "valkey-8.0")
 T0 = 1_700_000_000_000
 F = [b"f", b"v"]
 MAX_COUNT = "576460752303423487"  # LONG_MAX / 16
-
-
-def sid(ms, seq=0):
-    return StreamID(ms, seq)
 
 
 def setup(version="7.4", n=3, now=T0, protocol=2, key=b"s"):
@@ -31,34 +27,6 @@ def setup(version="7.4", n=3, now=T0, protocol=2, key=b"s"):
     group = ConsumerGroup(b"g", MIN_ID)
     stream.groups[b"g"] = group
     return ctx, stream, group
-
-
-def deliver(stream, group, name, ids, now):
-    """What XREADGROUP ``>`` does to the group for ``ids``."""
-    consumer, _ = group.lookup_or_create(name, now)
-    for s in ids:
-        if s > group.last_id:
-            advance_entries_read(stream, group, s)
-            group.last_id = s
-        group.deliver(s, consumer, now)
-    consumer.seen_time = now
-    consumer.active_time = now
-    return consumer
-
-
-def check(stream):
-    stream._check()
-    for group in stream.groups.values():
-        group._check()
-
-
-def pel(group):
-    return {s: (n.consumer.name, n.delivery_time, n.delivery_count) for s, n in group.pel.items()}
-
-
-def err(name, /, **params):
-    text = ERRORS[name]
-    return text.format(**params) if params else text
 
 
 # ----------------------------------------------------------------------------------- argument errors

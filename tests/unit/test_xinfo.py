@@ -7,25 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from fake_streams.errors import ERRORS
-from fake_streams.groups import ConsumerGroup, advance_entries_read
-from fake_streams.ids import MIN_ID, StreamID
+from fake_streams.groups import ConsumerGroup
+from fake_streams.ids import MIN_ID
 from fake_streams.reply import Status
 from tests.support.context import DictContext
+from tests.support.groupstate import check, deliver, err, sid
 
 ALL = ("7.0", "7.2", "7.4", "valkey-8.0")
 ACTIVE = ("7.2", "7.4", "valkey-8.0")
 T0 = 1_700_000_000_000
 F = [b"f", b"v"]
-
-
-def sid(ms, seq=0):
-    return StreamID(ms, seq)
-
-
-def err(name, /, **params):
-    text = ERRORS[name]
-    return text.format(**params) if params else text
 
 
 def new_ctx(version="7.4", protocol=2, now=T0, n=3):
@@ -40,24 +31,6 @@ def add_group(stream, name, last_id=MIN_ID, entries_read=-1):
     group = ConsumerGroup(name, last_id, entries_read)
     stream.groups[name] = group
     return group
-
-
-def deliver(stream, group, name, ids, now):
-    consumer, _ = group.lookup_or_create(name, now)
-    for s in ids:
-        if s > group.last_id:
-            advance_entries_read(stream, group, s)
-            group.last_id = s
-        group.deliver(s, consumer, now)
-    consumer.seen_time = now
-    consumer.active_time = now
-    return consumer
-
-
-def check(stream):
-    stream._check()
-    for group in stream.groups.values():
-        group._check()
 
 
 class ArgvContext(DictContext):
