@@ -43,7 +43,7 @@ from fakeredis._commands import Signature
 from fakeredis._helpers import NoResponse, SimpleError, SimpleString, compile_pattern
 from fakeredis.model import BaseModel
 
-from .commands.base import CommandSpec
+from .commands.base import CommandSpec, cstr
 from .dbhooks import hook_database
 from .errors import ReplyError
 from .reply import Status
@@ -406,8 +406,7 @@ def _as_bytes(value: Any) -> bytes:
 
 def _c_str(raw: bytes, limit: int) -> bytes:
     """``%.{limit}s`` of a C string: cut at the first NUL, then at ``limit`` bytes."""
-    nul = raw.find(b"\0")
-    return (raw if nul < 0 else raw[:nul])[:limit]
+    return cstr(raw)[:limit]
 
 
 def unknown_command_args(args: Any) -> bytes:
