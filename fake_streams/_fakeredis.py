@@ -46,7 +46,7 @@ from fakeredis.model import BaseModel
 from .commands.base import CommandSpec, cstr
 from .dbhooks import hook_database
 from .errors import ReplyError
-from .reply import Status
+from .reply import RepeatedKeyMap, Status
 from .stream import Stream
 
 try:  # fakeredis >= 2.39
@@ -671,6 +671,8 @@ def _tcp_value(value: Any) -> Any:
         return ErrorReply(value.value)
     if kind is dict:
         return {_tcp_value(k): _tcp_value(v) for k, v in value.items()}
+    if kind is RepeatedKeyMap:
+        return RepeatedKeyMap([(_tcp_value(k), _tcp_value(v)) for k, v in value.pairs])
     return value
 
 

@@ -6,7 +6,8 @@ Handlers return plain Python values that the transport sends as they are:
   redis-py's callbacks mutate some replies in place);
 * ``None`` → nil (nil-bulk or nil-array; redis-py cannot tell them apart);
 * :class:`Status` → simple string (``+OK``);
-* ``dict`` → RESP3 map (only ever built by :func:`map_reply` under protocol 3).
+* ``dict`` → RESP3 map (only ever built by :func:`map_reply` under protocol 3);
+* :class:`RepeatedKeyMap` → a RESP3 map whose key repeats (XREAD/XREADGROUP naming a stream twice).
 """
 
 from __future__ import annotations
@@ -37,6 +38,34 @@ class Status:
 OK = Status(b"OK")
 
 
+class RepeatedKeyMap(dict):
+    """A RESP3 map that names a key more than once, as ``XREAD … STREAMS s1 s2 s1`` gets from the servers.
+
+    As a ``dict`` it holds what redis-py's parser builds of such a map (the key at its first position, the
+    value of its last pair), so a client in the same process sees exactly that; :attr:`pairs` keeps every
+    pair in wire order for the encoders that write bytes (``tcp.encode``: ``%3`` with the key twice).
+    """
+
+    __slots__ = ("pairs",)
+
+    def __init__(self, pairs: Sequence[Tuple[Any, Any]]) -> None:
+        super().__init__(pairs)
+        self.pairs: List[Tuple[Any, Any]] = list(pairs)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RepeatedKeyMap):
+            return self.pairs == other.pairs
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RepeatedKeyMap({self.pairs!r})"
+
+
 def entry(sid: StreamID, fields: Sequence[bytes]) -> List[Any]:
     """One stream entry: ``[id, [field, value, ...]]`` (the field list is an array in both protocols)."""
     return [sid.encode(), list(fields)]
@@ -64,11 +93,16 @@ def map_reply(protocol: int, pairs: Iterable[Tuple[bytes, Any]]) -> Any:
 
 
 def keyed_reply(protocol: int, pairs: Sequence[Tuple[bytes, Any]]) -> Any:
-    """XREAD/XREADGROUP top level: RESP2 ``[[key, value], ...]``, RESP3 ``{key: value}``; nothing → nil."""
+    """XREAD/XREADGROUP top level: RESP2 ``[[key, value], ...]``, RESP3 ``{key: value}``; nothing → nil.
+
+    RESP3 with a key served twice (named twice after STREAMS): a :class:`RepeatedKeyMap`, one pair per
+    served stream as the servers send it.
+    """
     if not pairs:
         return None
     if protocol == 3:
-        return dict(pairs)
+        reply = dict(pairs)
+        return reply if len(reply) == len(pairs) else RepeatedKeyMap(pairs)
     return [[k, v] for k, v in pairs]
 
 

@@ -32,7 +32,7 @@ import time
 from typing import Any, Deque, List, Sequence, Set
 
 from . import _fakeredis
-from .reply import Status
+from .reply import RepeatedKeyMap, Status
 
 #: how often a blocked command's client is checked for a hang-up (seconds)
 _REAP_INTERVAL_S = 0.1
@@ -94,7 +94,7 @@ def encode(value: Any, protocol: int, push: bool = False) -> bytes:
     """RESP bytes of ``value`` for a client speaking ``protocol`` (2 or 3). O(size of the reply).
 
     ``bytes``/``str`` → bulk string; :class:`~fake_streams.reply.Status` → simple string; :class:`ErrorReply` → error; ``None`` → nil-bulk;
-    :data:`NIL_ARRAY` → nil-array; ``dict`` → map (flat array in RESP2); ``set`` → set (array in
+    :data:`NIL_ARRAY` → nil-array; ``dict`` → map (flat array in RESP2), :class:`~fake_streams.reply.RepeatedKeyMap` → a map of all its pairs; ``set`` → set (array in
     RESP2); ``bool`` → boolean (integer in RESP2); ``float`` → double (bulk in RESP2). ``push`` makes a
     top-level array a RESP3 push (``>``), as pub/sub messages are.
     """
@@ -124,9 +124,10 @@ def _encode(value: Any, resp3: bool, out: List[bytes], push: bool = False) -> No
         out.append(b"_\r\n" if resp3 else b"*-1\r\n")
     elif kind is ErrorReply:
         out.append(b"-%s\r\n" % _line(value.value))
-    elif kind is dict:
-        out.append(b"%%%d\r\n" % len(value) if resp3 else b"*%d\r\n" % (2 * len(value)))
-        for key, item in value.items():
+    elif kind is dict or kind is RepeatedKeyMap:
+        items = value.pairs if kind is RepeatedKeyMap else value.items()
+        out.append(b"%%%d\r\n" % len(items) if resp3 else b"*%d\r\n" % (2 * len(items)))
+        for key, item in items:
             _encode(key, resp3, out)
             _encode(item, resp3, out)
     elif kind is bool:

@@ -47,7 +47,17 @@ SCRIPT = [
     "XADD s",
     "TYPE s",
     "GET s",                              # WRONGTYPE
+    "XADD t 1-0 h w",
+    "XREAD STREAMS s t s 0 0 0",          # a key named twice: two pairs for it (RESP2 and, below, RESP3)
+    "XREADGROUP GROUP g c STREAMS s s 0 0",
     "HELLO 3",
+    "XREAD STREAMS s t s 0 0 0",          # %3: the map repeats the key (F7)
+    "XREAD STREAMS s t s 0 0 5-0",        # the repeated key's pairs differ
+    "XREADGROUP GROUP g c STREAMS s s 0 0",
+    "XREADGROUP GROUP g c STREAMS t t > 0",  # one served stream per pair: `>` then history
+    "MULTI",
+    "XREAD STREAMS s s 0 0",
+    "EXEC",                               # repeated-key map inside EXEC
     "XINFO STREAM s",
     "XINFO GROUPS s",
     "XREAD STREAMS s 9-0",
