@@ -33,6 +33,8 @@ from typing import Dict, List, Optional, Tuple
 
 import redis
 
+from .replies import WireMapParser
+
 #: Set to 1 to turn a missing oracle into a test failure instead of a skip (CI that must compare).
 REQUIRE_ENV = "FAKE_STREAMS_REQUIRE_REAL"
 #: Run the scenarios against the real servers alone (no fake side); also ``--oracle-self-check``.
@@ -229,8 +231,10 @@ class Oracle:
             return self.control.read_response(disable_decoding=True)
 
     def connect(self, protocol: int) -> redis.Connection:
-        """A new raw connection speaking ``protocol`` (HELLO 3 is sent on connect for RESP3)."""
-        conn = redis.Connection(host="127.0.0.1", port=self.port, protocol=protocol, socket_timeout=10)
+        """A new raw connection speaking ``protocol`` (HELLO 3 is sent on connect for RESP3; RESP3 replies
+        are read by :class:`~tests.conformance.replies.WireMapParser`)."""
+        extra = {"parser_class": WireMapParser} if protocol == 3 else {}  # keeps a map's repeated keys
+        conn = redis.Connection(host="127.0.0.1", port=self.port, protocol=protocol, socket_timeout=10, **extra)
         conn.connect()
         return conn
 

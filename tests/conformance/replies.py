@@ -5,7 +5,10 @@ A *raw reply* is what redis-py's parser returns with no response callbacks
 maps. An error reply is returned as :class:`Err` (never raised) so it can be compared like any value.
 
 Comparison is strict: types must match (``1`` is not ``True``, bytes are not str), and RESP3 maps are
-compared *in wire order* (a dict's equality would ignore it).
+compared *in wire order* (a dict's equality would ignore it). A RESP3 map that names a key twice
+(``XREAD … STREAMS s t s``) keeps every pair: the real side is read with :class:`WireMapParser`, the
+fake side gives a :class:`~fake_streams.reply.RepeatedKeyMap`, and :func:`capture` turns both into
+``{REPEATED_KEYS: [[k, v], ...]}``, which every walker below handles as an ordinary map.
 """
 
 from __future__ import annotations
@@ -18,6 +21,38 @@ try:
 except ImportError:  # redis-py 4.x
     from redis.connection import BaseParser  # type: ignore[attr-defined,no-redef]
 from redis.exceptions import ResponseError
+
+from fake_streams.reply import RepeatedKeyMap
+
+try:
+    from redis._parsers.resp3 import _RESP3Parser
+except ImportError:  # redis-py 4.x: no RESP3 connections, so no RESP3 maps to read
+    _RESP3Parser = None  # type: ignore[assignment,misc]
+
+#: The one key of the stand-in map :func:`capture` makes of a RESP3 map with a repeated key (a str key
+#: cannot clash with a real map's keys, which are bytes in raw replies).
+REPEATED_KEYS = "RESP3 map with a repeated key"
+
+if _RESP3Parser is not None:
+
+    class WireMapParser(_RESP3Parser):  # type: ignore[misc,valid-type]
+        """redis-py's Python RESP3 parser, except that a map naming a key twice is read as a
+        :class:`RepeatedKeyMap` (every pair in wire order) instead of a dict that keeps one pair per key.
+        Everything else is the Python parser's own reading (hiredis would lose such pairs differently)."""
+
+        def _read_response(self, *args: Any, **kwargs: Any) -> Any:
+            buf = self._buffer
+            start = buf.get_pos()
+            line = buf.readline(**({"timeout": kwargs["timeout"]} if "timeout" in kwargs else {}))
+            if line[:1] != b"%":
+                buf.rewind(start)  # the bytes stay in the buffer until the whole reply is read
+                return super()._read_response(*args, **kwargs)
+            pairs = [(self._read_response(*args, **kwargs), self._read_response(*args, **kwargs))
+                     for _ in range(int(line[1:]))]
+            as_dict = dict(pairs)
+            return as_dict if len(as_dict) == len(pairs) else RepeatedKeyMap(pairs)
+else:
+    WireMapParser = None  # type: ignore[assignment,misc]
 
 
 class Err(NamedTuple):
@@ -63,6 +98,8 @@ def _errors_to_values(reply: Any) -> Any:
         return err_from_exception(reply)
     if isinstance(reply, list):
         return [_errors_to_values(x) for x in reply]
+    if isinstance(reply, RepeatedKeyMap):
+        return {REPEATED_KEYS: [[k, _errors_to_values(v)] for k, v in reply.pairs]}
     if isinstance(reply, dict):
         return {k: _errors_to_values(v) for k, v in reply.items()}
     return reply

@@ -154,3 +154,35 @@ def _with_inactive(reply):
     if isinstance(consumer, dict):
         return [{**consumer, b"inactive": 0}]
     return [consumer + [b"inactive", 0]]
+
+
+def test_wire_map_parser__keeps_a_repeated_key_and_capture_shows_it():
+    """The real side's RESP3 parser keeps every pair of a map with a repeated key; nested maps too."""
+    import io
+
+    from redis._parsers.socket import SocketBuffer
+
+    from fake_streams.reply import RepeatedKeyMap
+
+    from .replies import REPEATED_KEYS, WireMapParser, capture
+
+    wire = b"*2\r\n%2\r\n$1\r\ns\r\n:1\r\n$1\r\ns\r\n:2\r\n%1\r\n$1\r\nk\r\n:3\r\n"
+
+    class Sock:
+        def __init__(self) -> None:
+            self.data = io.BytesIO(wire)
+
+        def recv(self, n: int) -> bytes:
+            return self.data.read(n)
+
+        def settimeout(self, t: object) -> None:
+            pass
+
+    parser = WireMapParser(socket_read_size=7)  # small reads: a map split across reads
+    parser._sock = Sock()
+    parser._buffer = SocketBuffer(parser._sock, 7, 10)
+    parser.encoder = None
+    got = parser.read_response(disable_decoding=True)
+    assert isinstance(got[0], RepeatedKeyMap) and got[0].pairs == [(b"s", 1), (b"s", 2)]
+    assert type(got[1]) is dict and got[1] == {b"k": 3}
+    assert capture(lambda: got) == [{REPEATED_KEYS: [[b"s", 1], [b"s", 2]]}, {b"k": 3}]

@@ -54,3 +54,17 @@ def test_stream_command_on_a_string__wrongtype(pair):
 def test_xadd_arity__wrong_number_of_arguments(pair):
     pair.same_error("WRONG_ARITY", "XADD", "s", "1-1", command="xadd")
     pair.same_error("WRONG_ARITY", "XADD", "s", "1-1", "f", "v", "g", command="xadd")
+
+
+def test_xread_naming_a_key_twice__one_pair_per_served_stream(pair):
+    """RESP3 sends a map that repeats the key (the harness keeps every pair: replies.WireMapParser on the
+    real side, reply.RepeatedKeyMap on the fake side); RESP2 an array with the key twice. Was F7."""
+    pair.same("XADD", "s", "1-0", "f", "v")
+    pair.same("XADD", "s", "2-0", "f", "w")
+    pair.same("XADD", "t", "1-0", "g", "x")
+    pair.same("XREAD", "STREAMS", "s", "t", "s", "0", "0", "0")
+    pair.same("XREAD", "STREAMS", "s", "s", "0", "1-0")  # the two pairs of `s` differ
+    pair.same("XREAD", "STREAMS", "s", "s", "2-0", "0")  # the first has nothing: one pair only
+    pair.same("XGROUP", "CREATE", "s", "g", "0")
+    pair.same("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "s", ">", "0")
+    pair.same("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "s", "0", "0")

@@ -22,7 +22,7 @@ from fake_streams.errors import ReplyError
 from tests.conformance import conftest as _conformance
 from tests.conformance.conftest import conformance_target, oracle_pool, pair  # noqa: F401  (fixtures)
 from tests.conformance.oracles import summary_lines
-from tests.conformance.replies import Err, expected_err, ids
+from tests.conformance.replies import REPEATED_KEYS, Err, expected_err, ids
 
 __all__ = [
     "Err",
@@ -111,6 +111,8 @@ def flat_len(reply: Any) -> int:
 def stream_pairs(reply: Any) -> Optional[List[List[Any]]]:
     """XREAD / XREADGROUP reply as Tcl sees it: ``[[key, entries], ...]`` (RESP3 sends a map); nil stays None."""
     if isinstance(reply, dict):
+        if REPEATED_KEYS in reply:  # a RESP3 map naming a key twice, as captured (tests/conformance/replies.py)
+            return reply[REPEATED_KEYS]
         return [[k, v] for k, v in reply.items()]
     return reply
 

@@ -15,7 +15,7 @@ from fake_streams.commands import COMMANDS, CONTAINERS, BlockRequest
 from fake_streams.errors import ReplyError
 from fake_streams.ids import MAX_ID, MIN_ID
 from fake_streams.profiles import get_profile
-from fake_streams.reply import Status
+from fake_streams.reply import RepeatedKeyMap, Status
 from fake_streams.stream import Stream
 from tests.conformance.replies import Err, capture, encode_args
 
@@ -48,7 +48,8 @@ SETUP: List[List[bytes]] = [
 
 # ------------------------------------------------------------------------------------ checks
 def check_value(reply: Any) -> Optional[str]:
-    """None if ``reply`` is a reply value a handler may return (bytes, int, None, Status, list, RESP3 dict)."""
+    """None if ``reply`` is a reply value a handler may return (bytes, int, None, Status, list, RESP3 dict,
+    RESP3 map with a repeated key: a RepeatedKeyMap whose dict view is consistent with its pairs)."""
     if reply is None or type(reply) in (bytes, int, Status):
         return None
     if type(reply) is list:
@@ -57,6 +58,10 @@ def check_value(reply: Any) -> Optional[str]:
             if bad:
                 return bad
         return None
+    if type(reply) is RepeatedKeyMap:
+        if dict(reply.pairs) != dict(reply) or len(reply) == len(reply.pairs):
+            return f"inconsistent RepeatedKeyMap: {reply!r:.200}"
+        return check_value([list(pair) for pair in reply.pairs])
     if type(reply) is dict:
         for k, v in reply.items():
             bad = check_value(k) or check_value(v)

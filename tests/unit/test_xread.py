@@ -771,3 +771,41 @@ def test_tokens_compare_as_c_strings(version):
     req = ctx.run("XREAD", "BLOCK", "0", "STREAMS", "s", b"$\x00")
     assert req.args[-1] == b"3-0"  # rewritten like a plain '$'
     assert ctx.run("XREAD", "STREAMS", "s", b"1" * 126 + b"\x00" + b"1") == err(ctx, "INVALID_STREAM_ID")  # > 127 bytes
+
+
+# ------------------------------------------------------------------- a key named twice (was F7)
+def test_resp3_key_named_twice__a_map_with_every_pair_that_reads_as_the_parser_reads_it():
+    from fake_streams.reply import RepeatedKeyMap
+    from fake_streams.tcp import encode
+
+    ctx = setup("7.4", n=2, protocol=3)
+    ctx.run("XADD", "t", "1-0", "g", "x")
+    got = ctx.run("XREAD", "STREAMS", "s", "t", "s", "0", "0", "1-0")
+    s_all, s_after1, t_all = [E(1), E(2)], [E(2)], [[b"1-0", [b"g", b"x"]]]
+    assert type(got) is RepeatedKeyMap
+    assert got.pairs == [(b"s", s_all), (b"t", t_all), (b"s", s_after1)]
+    # as a dict: what redis-py's Python parser builds of %3 (first key position, last value)
+    assert dict(got) == {b"s": s_after1, b"t": t_all} and list(got) == [b"s", b"t"]
+    assert encode(got, 3).startswith(b"%3\r\n$1\r\ns\r\n") and encode(got, 3).count(b"$1\r\ns\r\n") == 2
+    # without a repeat, or in RESP2, nothing changes
+    assert type(ctx.run("XREAD", "STREAMS", "s", "t", "0", "0")) is dict
+    ctx2 = setup("7.4", n=2, protocol=2)
+    assert ctx2.run("XREAD", "STREAMS", "s", "s", "0", "1-0") == [[b"s", s_all], [b"s", s_after1]]
+
+
+def test_resp3_key_named_twice__in_process_client_gets_a_plain_reading():
+    import redis
+
+    from fake_streams import FakeStreamsConnection, FakeStreamsServer
+
+    server = FakeStreamsServer()
+    try:
+        pool = redis.ConnectionPool(connection_class=FakeStreamsConnection, server=server, protocol=3)
+        client = redis.Redis(connection_pool=pool)
+        client.xadd("s", {"f": "1"}, id="1-0")
+        client.xadd("s", {"f": "2"}, id="2-0")
+        got = client.execute_command("XREAD", "STREAMS", "s", "s", "0", "1-0")
+        assert got == {b"s": [[(b"2-0", {b"f": b"2"})]]}
+        pool.disconnect()
+    finally:
+        server.close()
