@@ -32,6 +32,7 @@ import copy
 import functools
 import importlib.metadata
 import inspect
+import threading
 import time
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
@@ -72,22 +73,33 @@ _SKIP_RESP2 = msgs.FLAG_SKIP_CONVERT_TO_RESP2
 class _SharedConfig:
     """The server's CONFIG dict as a stream sees it; COPY's deepcopy keeps sharing it."""
 
-    __slots__ = ("config",)
+    __slots__ = ("config", "_parsed")
 
     def __init__(self, config: Dict[bytes, bytes]) -> None:
         self.config = config
+        self._parsed: Dict[bytes, Tuple[Any, Optional[int]]] = {}  # name -> (raw value object, its int)
 
     def __deepcopy__(self, memo: Any) -> _SharedConfig:
         return self
 
     def get_int(self, name: bytes) -> Optional[int]:
+        """The setting as an int (None: unset or not a number). O(1) while the stored value object is
+        the one parsed last (CONFIG SET stores a new one)."""
         raw = self.config.get(name)
-        if raw is None:  # config names are case-insensitive
+        if raw is not None:
+            parsed = self._parsed.get(name)
+            if parsed is not None and parsed[0] is raw:
+                return parsed[1]
+        else:  # config names are case-insensitive
             raw = next((v for k, v in self.config.items() if bytes(k).lower() == name), None)
+            if raw is None:
+                return None
         try:
-            return None if raw is None else int(raw)
+            value: Optional[int] = int(raw)
         except (TypeError, ValueError):
-            return None
+            value = None
+        self._parsed[name] = (raw, value)
+        return value
 
 
 def _config_property(name: bytes, attr: str) -> property:
@@ -132,6 +144,25 @@ def _wake(db: Any) -> None:
         callback()
 
 
+_INLINE_NOTIFY: Dict[type, bool] = {}
+
+
+def _inline_notify(cls: type) -> bool:
+    """Whether :meth:`Keyspace.changed` may do what ``cls.notify_watch`` does itself: ``cls`` is the blocking
+    hook's database class (:mod:`.dbhooks`) over fakeredis's own ``Database`` (watchers, then a wake-up
+    of every waiter), with the attributes that replay needs. Cached per class."""
+    known = _INLINE_NOTIFY.get(cls)
+    if known is None:
+        own = cls.__dict__.get("notify_watch")
+        base = cls.__bases__[0] if cls.__bases__ else object
+        known = _INLINE_NOTIFY[cls] = bool(
+            own is not None and own.__qualname__.endswith("StreamsDatabase.notify_watch")
+            and getattr(getattr(base, "notify_watch", None), "__module__", "").startswith("fakeredis")
+            and hasattr(threading.Condition(), "_waiters")
+        )
+    return known
+
+
 class Keyspace:
     """One fakeredis database as handlers' contexts see it. All methods need the backend lock."""
 
@@ -164,7 +195,13 @@ class Keyspace:
 
     def get(self, key: bytes) -> Any:
         """The value at ``key`` (expired keys are dropped first), or ``None``. O(1)."""
-        item = self._db.get(key)
+        db = self._db
+        item = db._dict.get(key)
+        if item is None:  # what db.get answers for a missing key, without its KeyError round trip
+            return None
+        if item.expireat is None:  # no TTL: nothing to drop
+            return item.value
+        item = db.get(key)
         return None if item is None else item.value
 
     def add(self, key: bytes, value: Any) -> None:
@@ -174,8 +211,26 @@ class Keyspace:
         item.writeback()
 
     def changed(self, key: bytes) -> None:
-        """``signalModifiedKey``: dirty WATCHers of ``key`` and wake blocked readers (TTL untouched)."""
-        self._db.notify_watch(key)
+        """``signalModifiedKey``: dirty WATCHers of ``key`` and wake blocked readers (TTL untouched).
+
+        = the database's ``notify_watch`` (the blocking hook's report, then fakeredis's: WATCHers dirtied,
+        its own blocked clients woken), inlined when the class is the known pair, skipping the wake-up
+        when nobody waits on the database (the common case; nothing could observe it). O(1 + watchers).
+        """
+        db = self._db
+        if not _inline_notify(type(db)):
+            db.notify_watch(key)
+            return
+        registry = db._sf_registry
+        if registry is not None:
+            item = db._dict.get(key)
+            registry.touched(db, key, None if item is None else item.value)
+        watches = db._watches.get(key)
+        if watches:
+            for sock in watches:
+                sock.notify_watch()
+        if db.condition._waiters or db._change_callbacks:
+            _wake(db)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Keyspace) and other._db is self._db

@@ -207,12 +207,16 @@ class BlockingRegistry:
     # ------------------------------------------------------------------------------- signals
     def signal(self, unit: Any, ident: Any, key: bytes) -> None:
         """``signalKeyAsReady``: queue ``key`` in ``unit`` if clients wait on it (each key once per unit)."""
+        if not self._queues:  # nobody blocked anywhere
+            return
         item = (ident, key)
         if item in self._queues and item not in unit.ready:
             unit.ready.append(item)
 
     def touched(self, ident: Any, key: bytes, old: Any) -> None:
         """The adapter saw a write of ``key`` (value before: ``old``). O(1); keeps the first ``old`` per command."""
+        if not self._queues:
+            return
         item = (ident, key)
         if item in self._queues and item not in self._touched:
             self._touched[item] = old
@@ -245,6 +249,8 @@ class BlockingRegistry:
     # ------------------------------------------------------------------------------- serving
     def finish_unit(self, unit: Any) -> None:
         """End of an execution unit (lock held): expire what is due, then serve the keys it signalled."""
+        if not unit.ready and not self._touched and not self._dead:  # nothing to do (the common case)
+            return
         self.flush_touches(unit)
         self._purge_dead()
         ready, unit.ready = unit.ready, []

@@ -38,8 +38,13 @@ import time
 from typing import Any, Dict, Optional, Tuple
 from weakref import WeakKeyDictionary
 
-from fakeredis._helpers import NoResponse, SimpleError, SimpleString
+from fakeredis._helpers import SimpleError
 from redis.connection import HiredisRespSerializer, PythonRespSerializer
+
+from . import _fakeredis
+from .blocking import BLOCKED
+from .errors import ReplyError
+from .reply import Status
 
 #: global switch (tests/benchmarks); per server: ``server.fast_path = False``
 ENABLED = os.environ.get("FAKE_STREAMS_FAST_PATH", "1") not in ("0", "false", "no", "off")
@@ -147,17 +152,19 @@ def prepare(conn: Any, args: Tuple[Any, ...]) -> Optional[Tuple[Any, list, list]
         return None
     spec, sub, name = entry
     argv = [name, sub] if sub is not None else [name]
+    append = argv.append
+    encoding, errors = codec
     try:
         for arg in args[1:]:
             kind = type(arg)
-            if kind is bytes:
-                argv.append(arg)
-            elif kind is str:
-                argv.append(arg.encode(*codec))
+            if kind is str:
+                append(arg.encode(encoding, errors))
+            elif kind is bytes:
+                append(arg)
             elif kind is int:
-                argv.append(b"%d" % arg)
+                append(b"%d" % arg)
             elif kind is float:
-                argv.append(repr(arg).encode())
+                append(repr(arg).encode())
             else:  # bool, memoryview, None … : the packer decides (DataError or its own encoding)
                 return None
     except UnicodeError:
@@ -167,6 +174,18 @@ def prepare(conn: Any, args: Tuple[Any, ...]) -> Optional[Tuple[Any, list, list]
     return spec, argv[2 if sub is not None else 1:], argv
 
 
+def _session(conn: Any, health: bool) -> Any:
+    """The connection's session if the direct path may run a command now (see module doc), else None."""
+    sock = conn._sock
+    session = getattr(sock, "_sf_session", None)
+    if session is None:
+        return None
+    kind = type(session).__name__
+    if kind not in _SESSIONS or not _usable(conn, sock, session, health, kind == "AsyncSession"):
+        return None
+    return session
+
+
 def execute(conn: Any, prepared: Tuple[Any, list, list], health: bool = True) -> bool:
     """Run a prepared command directly if the connection's state allows (see module doc); False = not
     run, send it through the dispatch path. ``health``: a due health check forces the dispatch path.
@@ -174,15 +193,8 @@ def execute(conn: Any, prepared: Tuple[Any, list, list], health: bool = True) ->
     Exceptions other than error replies propagate (the caller disconnects, as redis-py does when
     ``sendall`` raises).
     """
-    sock = conn._sock
-    session = getattr(sock, "_sf_session", None)
-    if session is None:
-        return False
-    kind = type(session).__name__
-    if kind not in _SESSIONS or not _usable(conn, sock, session, health, kind == "AsyncSession"):
-        return False
-    spec, args, argv = prepared
-    return _run(sock, session, spec, args, argv)
+    session = _session(conn, health)
+    return session is not None and _run(conn._sock, session, [(prepared, None)], 0) == 1
 
 
 _SESSIONS = ("SyncSession", "AsyncSession")
@@ -211,6 +223,19 @@ def pack_commands(conn: Any, commands: Any) -> DeferredCommands:
     return out
 
 
+def run_deferred(conn: Any, deferred: DeferredCommands, i: int) -> int:
+    """Run ``deferred[i]`` and the stream commands right after it directly, as one batch: the state checks,
+    the session's entry and the server lock once for the batch; per command exactly what a single
+    direct command does (fakeredis's time, its own execution unit: blocked clients served, WATCH
+    dirtied, keyspace events sent at the end of each command). Returns the index of the first command
+    not run (``i`` if the state forbids the direct path, e.g. MULTI queueing; the batch also stops after a
+    command that parks, since what follows must wait behind it)."""
+    session = _session(conn, health=False)
+    if session is None:
+        return i
+    return _run(conn._sock, session, deferred, i)
+
+
 def send_deferred(conn: Any, deferred: DeferredCommands, check_health: bool) -> None:
     """``send_packed_command`` for :func:`pack_commands`' result: in order, each stream command directly
     (unless the state forbids it, e.g. MULTI queueing), every other one as RESP bytes through the socket.
@@ -220,62 +245,78 @@ def send_deferred(conn: Any, deferred: DeferredCommands, check_health: bool) -> 
     if check_health:
         conn.check_health()
     try:
-        for prepared, payload in deferred:
+        i, n = 0, len(deferred)
+        while i < n:
+            prepared, payload = deferred[i]
             if prepared is not None:
-                if execute(conn, prepared, health=False):
+                j = run_deferred(conn, deferred, i)
+                if j > i:
+                    i = j
                     continue
                 payload = conn.pack_command(*payload)
             for chunk in payload:
                 conn._sock.sendall(chunk)
+            i += 1
     except BaseException:
         conn.disconnect()
         raise
 
 
-def _run(sock: Any, session: Any, spec: Any, args: list, argv: list) -> bool:
-    """The part of fakeredis's ``_process_command`` a stream command goes through, without its parsing."""
+def _run(sock: Any, session: Any, batch: Any, i: int) -> int:
+    """The part of fakeredis's ``_process_command`` a stream command goes through, without its parsing,
+    for ``batch[i]`` and the prepared commands after it (``batch`` holds ``(prepared, payload)`` pairs;
+    prepared None ends the batch). Returns the index after the last command run."""
     fake = sock._server
     if not session.enter():  # closed meanwhile: the dispatch path would answer nothing either
-        return False
-    try:
-        sock._sf_fields = argv
-        with fake.lock:
-            now = time.time()
-            for db in fake.dbs.values():
-                db.time = now
-            try:
-                # = Session.run_unit's unit handling: execute() opens and finishes the execution unit
-                # itself when none is open (``depth`` only matters to fakeredis's name lookups)
-                result = session.call(spec, args, argv)
-            except SimpleError as exc:
-                result = exc
-    finally:
-        session.leave()
-    if isinstance(result, NoResponse):  # parked: the reply comes through the socket's queue
-        return True
-    if isinstance(result, SimpleError):
-        item = sock._decode_error(result)
-    else:
-        item = _plain(result)
+        return i
+    n = len(batch)
     fast = sock.__dict__.get("_sf_fast")
     if fast is None:
         fast = sock._sf_fast = collections.deque()
-    fast.append(item)
-    return True
+    server = session.server
+    try:
+        with fake.lock:
+            dbs = fake.dbs.values()
+            while i < n:
+                prepared = batch[i][0]
+                if prepared is None:
+                    break
+                spec, args, argv = prepared
+                i += 1
+                sock._sf_fields = argv
+                now = time.time()
+                for db in dbs:
+                    db.time = now
+                # = Session.call + fakeredis's _decode_result: execute() opens and finishes the execution
+                # unit itself when none is open (``depth`` only matters to fakeredis's name lookups)
+                try:
+                    reply = server.execute(session, spec, args, argv)
+                except ReplyError as exc:
+                    fast.append(sock._decode_error(_fakeredis.error(exc, server.profile)))
+                    continue
+                except SimpleError as exc:
+                    fast.append(sock._decode_error(exc))
+                    continue
+                if reply is BLOCKED:  # parked: the reply comes through the socket's queue, later commands wait
+                    sock.pause()
+                    break
+                kind = type(reply)
+                if kind is Status:
+                    reply = reply.value
+                elif kind is list:
+                    _plain_list(reply)
+                fast.append(reply)
+    finally:
+        session.leave()
+    return i
 
 
-def _plain(reply: Any) -> Any:
-    """fakeredis's ``_decode_result`` for what ``Session.call`` returns (``to_wire`` made top-level
-    Status values, alone or in a top-level list, SimpleStrings; nothing deeper is a fakeredis type):
-    SimpleString → its bytes. O(len(top-level list))."""
-    kind = type(reply)
-    if kind is SimpleString:
-        return reply.value
-    if kind is list:
-        for i, item in enumerate(reply):
-            if type(item) is SimpleString:
-                reply[i] = item.value
-    return reply
+def _plain_list(reply: list) -> None:
+    """fakeredis's ``_decode_result`` of ``to_wire``'s list: a top-level Status item → its bytes (nothing
+    deeper is a fakeredis type). O(len(reply))."""
+    for i, item in enumerate(reply):
+        if type(item) is Status:
+            reply[i] = item.value
 
 
 def pending(sock: Any) -> Any:
@@ -286,14 +327,15 @@ def pending(sock: Any) -> Any:
 
 def take(conn: Any, fast: Any, disable_decoding: bool) -> Any:
     """The next direct-path reply for ``read_response`` (an error reply is raised)."""
-    sock = conn._sock
-    session = getattr(sock, "_sf_session", None)
-    if session is not None:
+    session = getattr(conn._sock, "_sf_session", None)
+    if session is not None and session.resume_pending:
         session.resume_if_pending()
     item = fast.popleft()
     if isinstance(item, BaseException):
         raise item
-    return item if disable_decoding else conn._decode(item)
+    if disable_decoding or not getattr(conn.encoder, "decode_responses", False):
+        return item
+    return conn._decode(item)
 
 
 class SyncFastPath:
@@ -361,16 +403,21 @@ class AsyncFastPath:
         if check_health:
             await self.check_health()  # type: ignore[attr-defined]
         try:
-            for prepared, payload in command:
+            i, n = 0, len(command)
+            while i < n:
+                prepared, payload = command[i]
                 if prepared is not None:
-                    if execute(self, prepared, health=False):
+                    j = run_deferred(self, command, i)
+                    if j > i:
+                        i = j
                         continue
                     payload = self.pack_command(*payload)  # type: ignore[attr-defined]
                 self._writer.writelines(payload)  # type: ignore[attr-defined]
+                i += 1
             await self._writer.drain()  # type: ignore[attr-defined]
         except BaseException:
             await self.disconnect(nowait=True)  # type: ignore[attr-defined]
             raise
 
 
-__all__ = ["AsyncFastPath", "SyncFastPath", "ENABLED", "DeferredCommands", "execute", "pack_commands", "pending", "prepare", "send", "send_deferred", "take"]
+__all__ = ["AsyncFastPath", "SyncFastPath", "ENABLED", "DeferredCommands", "execute", "pack_commands", "pending", "prepare", "run_deferred", "send", "send_deferred", "take"]

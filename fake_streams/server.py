@@ -87,9 +87,13 @@ class Session(Protocol):
 
 
 class _Execution:
-    """The :class:`~fake_streams.commands.base.Context` of one handler call."""
+    """The :class:`~fake_streams.commands.base.Context` of one handler call.
 
-    __slots__ = ("_server", "_session", "_unit", "_keyspace", "profile", "protocol", "in_multi", "from_script", "argv")
+    ``protocol``, ``in_multi`` and ``from_script`` are read from the session when a handler asks (they
+    cannot change while it runs): most handlers never ask, and building a context stays a few stores.
+    """
+
+    __slots__ = ("_server", "_session", "_unit", "_keyspace", "profile", "argv")
 
     def __init__(self, server: FakeStreamsServer, session: Session, unit: ExecUnit, argv: List[bytes]) -> None:
         #: the whole command as the client typed it (name and subcommand included), for error texts
@@ -99,9 +103,18 @@ class _Execution:
         self._unit = unit
         self._keyspace = session.keyspace
         self.profile = server.profile
-        self.protocol = session.protocol
-        self.in_multi = session.in_multi
-        self.from_script = session.from_script
+
+    @property
+    def protocol(self) -> int:
+        return self._session.protocol
+
+    @property
+    def in_multi(self) -> bool:
+        return self._session.in_multi
+
+    @property
+    def from_script(self) -> bool:
+        return self._session.from_script
 
     @property
     def now_ms(self) -> int:
@@ -246,7 +259,15 @@ class FakeStreamsServer:
         if own_unit:
             unit = session.unit = ExecUnit()
         try:
-            reply = self._call(session, unit, spec, args, argv)
+            handler = spec.handler  # = _call, inlined: this is the path of every command
+            if handler is None:  # a container's own entry: the transport answers for it
+                raise ReplyError("WRONG_ARITY", command=spec.name)
+            try:
+                reply = handler(_Execution(self, session, unit, argv), args)
+            except ReplyError:
+                raise
+            except Exception as exc:
+                raise self._internal_error(spec, args, exc) from None
             if isinstance(reply, BlockRequest):
                 if session.in_multi or session.from_script:  # handlers answer nil there; be safe
                     return None
@@ -256,7 +277,7 @@ class FakeStreamsServer:
         finally:
             if own_unit:
                 session.unit = None
-                self.finish_unit(unit)
+                self.blocking.finish_unit(unit)
 
     def _call(
         self, session: Session, unit: ExecUnit, spec: CommandSpec, args: List[bytes], argv: List[bytes],
@@ -269,9 +290,13 @@ class FakeStreamsServer:
             return handler(_Execution(self, session, unit, argv), args)
         except ReplyError:
             raise
-        except Exception as exc:  # a bug: answer with an error reply, never crash the connection
-            self.internal_errors.append((spec.name, list(args), traceback.format_exc()))
-            raise ReplyError("INTERNAL_ERROR", command=spec.name, detail=f"{type(exc).__name__}: {exc}") from None
+        except Exception as exc:
+            raise self._internal_error(spec, args, exc) from None
+
+    def _internal_error(self, spec: CommandSpec, args: List[bytes], exc: Exception) -> ReplyError:
+        """A handler bug (called in its ``except``): recorded; answered with an error reply, never a crash."""
+        self.internal_errors.append((spec.name, list(args), traceback.format_exc()))
+        return ReplyError("INTERNAL_ERROR", command=spec.name, detail=f"{type(exc).__name__}: {exc}")
 
     def rerun(self, waiter: Waiter, key: Optional[bytes] = None) -> Any:
         """Run a parked command again for its client (lock held; called by the blocking registry).

@@ -52,7 +52,7 @@ class Session:
     """One connection as :meth:`FakeStreamsServer.execute` sees it (the ``Session`` protocol of server.py)."""
 
     __slots__ = ("_sock", "server", "depth", "from_script", "unit", "alive", "resume_pending", "_state", "_busy",
-                 "_close_pending", "_closed", "__weakref__")
+                 "_close_pending", "_closed", "_keyspace", "__weakref__")
 
     def __init__(self, sock: Any, server: Any) -> None:
         self._sock = sock
@@ -66,6 +66,7 @@ class Session:
         self._busy = 0  # commands of this socket running now (its own, or a re-run by another client)
         self._close_pending = False
         self._closed = False
+        self._keyspace: Any = None  # the Keyspace of the selected database (rebuilt after SELECT)
 
     # ------------------------------------------------------------------------------- identity
     @property
@@ -79,7 +80,11 @@ class Session:
 
     @property
     def keyspace(self) -> _fakeredis.Keyspace:
-        return _fakeredis.Keyspace(self._sock._db)
+        db = self._sock._db
+        keyspace = self._keyspace
+        if keyspace is None or keyspace.ident is not db:
+            keyspace = self._keyspace = _fakeredis.Keyspace(db)
+        return keyspace
 
     @property
     def protocol(self) -> int:

@@ -34,12 +34,15 @@ if HIREDIS_AVAILABLE:
 @pytest.fixture
 def direct_calls(monkeypatch):
     """Counts commands the direct path ran (fastpath._run)."""
+    if not fastpath.ENABLED:
+        pytest.skip("the direct path is switched off (FAKE_STREAMS_FAST_PATH=0): both servers would dispatch")
     calls = []
     original = fastpath._run
 
-    def counting(sock, session, spec_, args, argv):
-        calls.append(bytes(argv[0]))
-        return original(sock, session, spec_, args, argv)
+    def counting(sock, session, batch, i):
+        end = original(sock, session, batch, i)
+        calls.extend(bytes(prepared[2][0]) for prepared, _ in batch[i:end])
+        return end
 
     monkeypatch.setattr(fastpath, "_run", counting)
     return calls
@@ -392,3 +395,117 @@ async def test_asyncio_str_encoding_follows_the_encoder(direct_calls):
     fast, slow = await _arun_both(steps, encoding="latin-1")
     assert fast == slow and direct_calls
     assert fast[1] == ("ok", [[b"1-0", {b"f": b"\xe9"}]])  # latin-1 on the wire
+
+
+# --------------------------------------------------------------------- pipelines run as batches
+def _batch_pipeline(r):
+    """Stream commands back to back (one direct batch), errors in place, non-stream commands between."""
+    p = r.pipeline(transaction=False)
+    p.xadd("b", {"a": 1}, id="1-0").xadd("b", {"a": 2}, id="1-0").xadd("b", {"a": 3}, id="2-0")
+    p.xgroup_create("b", "g", "0").xgroup_create("b", "g", "0").xreadgroup("g", "c", {"b": ">"}, count=1)
+    p.xack("b", "g", "1-0", "7-7").xpending("b", "g").xlen("b").xrange("b").xadd("str", {"f": 1})
+    p.set("str", "x").xadd("str", {"f": 1}).xlen("str").get("str").xadd("b", {"z": 0}).xlen("b")
+    p.xadd("b", {"a": 1}, id="bad").xinfo_stream("b").xtrim("b", maxlen=1).xrange("b")
+    return p.execute(raise_on_error=False)
+
+
+@pytest.mark.parametrize("protocol, parser", PARSERS, ids=lambda p: getattr(p, "__name__", str(p)))
+def test_pipeline_batches_answer_alike(direct_calls, protocol, parser):
+    (fast,), (slow,) = _run_both([_batch_pipeline], protocol=protocol, parser_class=parser)
+    assert _norm(fast) == _norm(slow) and fast[0] == "ok"
+    assert sum(isinstance(x, redis.ResponseError) for x in fast[1]) >= 3
+    # the stream commands before the first non-stream one ran directly; later ones wait behind its reply
+    assert direct_calls[:10] == [b"XADD"] * 3 + [b"XGROUP"] * 2 + [b"XREADGROUP", b"XACK", b"XPENDING", b"XLEN",
+                                                                   b"XRANGE"]
+
+
+def test_pipeline_batch_serves_blocked_readers_after_each_command(direct_calls):
+    """A reader blocked with COUNT 10 is served at the end of the first pipelined XADD: it gets one entry,
+    as from the dispatch path (the server serves blocked clients after every command)."""
+    got = []
+    for fast in (True, False):
+        server = FakeStreamsServer(clock=ManualClock(1_000_000))
+        server.fast_path = fast
+        reader, writer = server.client(), server.client()
+        out = []
+        t = threading.Thread(target=lambda out=out, reader=reader: out.append(reader.xread({"s": "$"}, count=10,
+                                                                                         block=0)))
+        t.start()
+        server.wait_until_blocked(1)
+        p = writer.pipeline(transaction=False)
+        p.xadd("s", {"n": 1}, id="1-0").xadd("s", {"n": 2}, id="2-0").xadd("s", {"n": 3}, id="3-0")
+        replies = p.execute()
+        t.join(5)  # real-time: the reader thread ends as soon as it is served
+        got.append((out, replies, server.blocked()))
+        server.close()
+    assert got[0] == got[1]
+    assert got[0][0] == [[[b"s", [(b"1-0", {b"n": b"1"})]]]]
+    assert direct_calls.count(b"XADD") == 3
+
+
+def test_pipeline_batch_dirties_watch_and_sends_keyspace_events_in_order(direct_calls):
+    outs = []
+    for fast in (True, False):
+        server = FakeStreamsServer(clock=ManualClock(1_000_000))
+        server.fast_path = fast
+        r, other = server.client(), server.client()
+        r.config_set("notify-keyspace-events", "KEA")
+        ps = other.pubsub()
+        ps.psubscribe("__key*__:*")
+        ps.get_message(timeout=1)
+        with r.pipeline() as watcher:
+            watcher.watch("w")
+            watcher.multi()
+            watcher.xlen("w")
+            p = other.pipeline(transaction=False)
+            p.xadd("v", {"f": 1}).xadd("w", {"f": 1}, maxlen=0, approximate=False).xdel("v", "0-1")
+            p.xadd("v", {"f": 1}, id="0-1").xgroup_create("v", "g", "$")
+            replies = p.execute(raise_on_error=False)
+            try:
+                watcher.execute()
+                watched = "executed"
+            except redis.WatchError:
+                watched = "aborted"
+        messages = []
+        while True:
+            m = ps.get_message(timeout=0.2)  # real-time: bounded wait for the last event to arrive
+            if m is None:
+                break
+            messages.append((m["channel"], m["data"]))
+        ps.close()
+        outs.append((_norm(replies), watched, messages))
+        server.close()
+    assert outs[0] == outs[1]
+    assert outs[0][1] == "aborted" and len(outs[0][2]) >= 8
+    assert direct_calls[:5] == [b"XADD", b"XADD", b"XDEL", b"XADD", b"XGROUP"]
+
+
+def test_pipeline_batch_stops_at_a_parked_read(direct_calls):
+    """A blocking read parks mid-pipeline: the commands after it wait behind it (dispatch path), then run."""
+    outs = []
+    for fast in (True, False):
+        clock = ManualClock(1_000_000)
+        server = FakeStreamsServer(clock=clock)
+        server.fast_path = fast
+        r = server.client()
+        p = r.pipeline(transaction=False)
+        p.xadd("s", {"n": 1}, id="1-0").xread({"e": "$"}, block=100).xadd("s", {"n": 2}, id="2-0").xlen("s")
+        out = []
+        t = threading.Thread(target=lambda out=out, p=p: out.append(p.execute()))
+        t.start()
+        server.wait_until_blocked(1)
+        assert server.backend.fake.dbs[0].get(b"s").value.last_id == (1, 0)  # the XADD after it waits
+        clock.advance(100)
+        t.join(5)  # real-time: ends once the deadline is served
+        outs.append(_norm(out[0]))
+        server.close()
+    assert outs[0] == outs[1]
+    assert outs[0][0] == b"1-0" and not outs[0][1] and outs[0][2:] == [b"2-0", 2]
+    assert direct_calls == [b"XADD", b"XREAD"]
+
+
+@pytest.mark.asyncio
+async def test_asyncio_pipeline_batches_answer_alike(direct_calls):
+    fast, slow = await _arun_both([_batch_pipeline])
+    assert fast == slow and fast[0][0] == "ok"
+    assert direct_calls[:3] == [b"XADD"] * 3
