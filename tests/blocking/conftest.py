@@ -254,7 +254,7 @@ class Duo:
 _DUO_TARGETS = [t for t in TARGETS if t.main]
 
 
-@pytest.fixture(params=_DUO_TARGETS, ids=[t.id for t in _DUO_TARGETS])
+@pytest.fixture(params=[_conformance.target_param(t) for t in _DUO_TARGETS])
 def duo(request, oracle_pool):  # noqa: F811  (oracle_pool is a fixture)
     target = request.param
     try:

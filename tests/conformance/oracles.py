@@ -13,6 +13,9 @@ The version is read twice: from ``<binary> --version`` at collection time (to na
 ``redis7.0``) and from ``INFO server`` once the server runs (the value that counts; a disagreement is an
 error). A version with no matching fake profile yields parameters that skip with the reason.
 
+RESP3 parameters need redis-py >= 5.0 (``protocol=``); on redis-py 4.x :func:`client_limitation` gives
+the reason they skip (always a skip, even with FAKE_STREAMS_REQUIRE_REAL=1) and the RESP2 ones run.
+
 This module knows nothing of the fake; :mod:`.pair` puts the two sides together.
 """
 
@@ -29,7 +32,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import redis
 
@@ -41,6 +44,30 @@ REQUIRE_ENV = "FAKE_STREAMS_REQUIRE_REAL"
 SELF_CHECK_ENV = "FAKE_STREAMS_ORACLE_SELF_CHECK"
 PROTOCOLS = (2, 3)
 STARTUP_TIMEOUT_S = 15.0
+
+#: redis-py's (major, minor): ``protocol=`` (RESP3) arrived in redis-py 5.0; 4.x speaks RESP2 only.
+REDIS_PY = tuple(int(p) for p in redis.__version__.split(".")[:2])
+
+
+def client_limitation(protocol: int) -> str:
+    """Why the installed redis-py cannot speak ``protocol`` to a real server, or ``""`` when it can.
+
+    The one place that decides it: the fixtures turn a non-empty reason into a skip mark on the parameter
+    (:func:`tests.conformance.conftest.target_param`), which FAKE_STREAMS_REQUIRE_REAL leaves a skip: it
+    is a limit of the client library, not a missing server.
+    """
+    if protocol == 3 and REDIS_PY < (5, 0):
+        return f"redis-py {REDIS_PY[0]}.{REDIS_PY[1]} has no RESP3 (the protocol= argument arrives in redis-py 5.0)"
+    return ""
+
+
+def protocol_kwargs(protocol: int) -> Dict[str, Any]:
+    """``{"protocol": n}`` for a redis-py connection; ``{}`` for RESP2 on redis-py 4.x (which has no such
+    argument and always speaks RESP2). RESP3 there is a :func:`client_limitation` (raises RuntimeError)."""
+    why = client_limitation(protocol)
+    if why:
+        raise RuntimeError(why)
+    return {"protocol": protocol} if REDIS_PY >= (5, 0) else {}
 
 
 def require_real() -> bool:
@@ -209,7 +236,7 @@ class Oracle:
             deadline = time.monotonic() + STARTUP_TIMEOUT_S
             while time.monotonic() < deadline and proc.poll() is None:
                 try:
-                    conn = redis.Connection(host="127.0.0.1", port=port, protocol=2, socket_timeout=10)
+                    conn = redis.Connection(host="127.0.0.1", port=port, socket_timeout=10, **protocol_kwargs(2))
                     conn.connect()
                     oracle.control = conn
                     break
@@ -233,8 +260,10 @@ class Oracle:
     def connect(self, protocol: int) -> redis.Connection:
         """A new raw connection speaking ``protocol`` (HELLO 3 is sent on connect for RESP3; RESP3 replies
         are read by :class:`~tests.conformance.replies.WireMapParser`)."""
-        extra = {"parser_class": WireMapParser} if protocol == 3 else {}  # keeps a map's repeated keys
-        conn = redis.Connection(host="127.0.0.1", port=self.port, protocol=protocol, socket_timeout=10, **extra)
+        extra = protocol_kwargs(protocol)
+        if protocol == 3:
+            extra["parser_class"] = WireMapParser  # keeps a map's repeated keys
+        conn = redis.Connection(host="127.0.0.1", port=self.port, socket_timeout=10, **extra)
         conn.connect()
         return conn
 

@@ -31,7 +31,7 @@ import pytest
 from fake_streams.errors import ReplyError
 from fake_streams.profiles import Profile
 
-from .oracles import STATS, Oracle, Target, parse_info
+from .oracles import STATS, Oracle, Target, parse_info, protocol_kwargs
 from .replies import (
     Err,
     Normalizer,
@@ -139,7 +139,7 @@ class Pair:
         self.real = Side("real", oracle.connect(self.protocol), args=self._to_real_args)
         self.fake: Optional[Side] = None
         if fake_server is not None:
-            conn = fake_connection_class(server=fake_server, protocol=self.protocol)
+            conn = fake_connection_class(server=fake_server, **protocol_kwargs(self.protocol))
             self.fake = Side("fake", conn, before=self.sync_clock)
 
     # -- setup / teardown ---------------------------------------------------------------------
@@ -394,7 +394,7 @@ class Pair:
         if callable(blocked):
             return len(blocked())
         if self._fake_control is None:
-            conn = self._fake_connection_class(server=self.server, protocol=2)
+            conn = self._fake_connection_class(server=self.server, **protocol_kwargs(2))
             self._fake_control = Side("fake-control", conn)
         reply = self._fake_control("INFO", "clients")
         return int(parse_info(reply).get("blocked_clients", "0")) if isinstance(reply, bytes) else 0

@@ -11,10 +11,10 @@ import pytest
 
 from fake_streams.profiles import get_profile
 
-from .conftest import missing_oracle
-from .oracles import PROTOCOLS, Target
+from .conftest import missing_oracle, protocol_param
+from .oracles import PROTOCOLS, REDIS_PY, Target
 from .pair import Pair
-from .replies import Err, expected_err, first_difference, ids, set_field, shape, times
+from .replies import Err, WireMapParser, expected_err, first_difference, ids, set_field, shape, times
 
 
 class _Aliases:
@@ -39,6 +39,9 @@ def test_first_difference__strict_types_and_wire_order():
 
 
 def test_errors_compare_as_redis_py_delivers_them():
+    if REDIS_PY < (5, 0):  # redis-py 4.x records no stripped code: "-ERR x" and "-x" arrive alike
+        assert expected_err("ERR syntax error") == Err("ResponseError", None, "syntax error")
+        return
     assert expected_err("ERR syntax error") == Err("ResponseError", "ERR", "syntax error")
     assert expected_err("WRONGTYPE Operation against a key holding the wrong kind of value").code is None
     # the code redis-py strips is kept, so "-ERR x" and "-x" stay distinguishable
@@ -82,7 +85,7 @@ def test_set_field__resp2_and_resp3():
 # Redis 7.0 vs Valkey 9.1 through the Pair machinery (Valkey on the "fake" side)
 
 
-@pytest.fixture(params=PROTOCOLS, ids=[f"resp{p}" for p in PROTOCOLS])
+@pytest.fixture(params=[protocol_param(p, p, f"resp{p}") for p in PROTOCOLS])
 def cross(request, oracle_pool):
     targets = {}
     for kind, label in (("redis", "redis7.0"), ("valkey", "valkey9.1")):
@@ -95,7 +98,7 @@ def cross(request, oracle_pool):
     valkey_oracle.reset()
     target = Target("redis", "redis7.0", "vs-valkey9.1", request.param, True)
 
-    def valkey_connection(server, protocol):
+    def valkey_connection(server, protocol=2):  # Pair passes no protocol= for RESP2 on redis-py 4.x
         return server.connect(protocol)
 
     p = Pair(target, redis_oracle, get_profile("7.0"), valkey_oracle, None, valkey_connection)
@@ -156,6 +159,7 @@ def _with_inactive(reply):
     return [consumer + [b"inactive", 0]]
 
 
+@pytest.mark.skipif(WireMapParser is None, reason="redis-py 4.x has no RESP3 parser (and no RESP3)")
 def test_wire_map_parser__keeps_a_repeated_key_and_capture_shows_it():
     """The real side's RESP3 parser keeps every pair of a map with a repeated key; nested maps too."""
     import io
