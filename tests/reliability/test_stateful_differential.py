@@ -44,7 +44,7 @@ from .gen_commands import FAMILIES, blocks_risk, draw_xread, draw_xreadgroup, mu
 from .known_differences import ORACLE_KIND, ValkeyCounters, lag_normalizer, wrap_commands, xread_plus_normalizer
 from .open_bugs import open_bug
 
-STEPS = env_int("FAKE_STREAMS_DIFF_STEPS", 6000)
+STEPS = env_int("FAKE_STREAMS_DIFF_STEPS", 10000)
 STEPS_PER_EXAMPLE = env_int("FAKE_STREAMS_DIFF_STEPS_PER_EXAMPLE", 50)
 
 #: relative frequency of each command family in a step ("multi" = a MULTI … EXEC block)
