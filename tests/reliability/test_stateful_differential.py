@@ -19,7 +19,7 @@ two documented differences of known_differences.py, each accepted only where the
 model's value; open bugs of open_bugs.py (counted).
 
 Oracles: Redis 7.0.15 ↔ profile "7.0", Valkey 9.1.2 ↔ profile "7.4". Size: FAKE_STREAMS_DIFF_STEPS steps
-per oracle (default 6,000, so 12,000 per run); derandomized in CI. A failure shows the command sequence
+per oracle (default 10,000, so 20,000 per run); derandomized in CI. A failure shows the command sequence
 (the transcript; shrunk locally, not in CI) with both replies; FAKE_STREAMS_DIFF_TRANSCRIPT=path appends
 whole failing transcripts to a file.
 """
