@@ -73,14 +73,31 @@ _SKIP_RESP2 = msgs.FLAG_SKIP_CONVERT_TO_RESP2
 class _SharedConfig:
     """The server's CONFIG dict as a stream sees it; COPY's deepcopy keeps sharing it."""
 
-    __slots__ = ("config", "_parsed")
+    __slots__ = ("config", "_parsed", "_limits")
 
     def __init__(self, config: Dict[bytes, bytes]) -> None:
         self.config = config
+        self._limits: Optional[Tuple[Any, Any, Tuple[int, int]]] = None  # node_limits(): raw values, result
         self._parsed: Dict[bytes, Tuple[Any, Optional[int]]] = {}  # name -> (raw value object, its int)
 
     def __deepcopy__(self, memo: Any) -> _SharedConfig:
         return self
+
+    def node_limits(self) -> Tuple[int, int]:
+        """``(stream-node-max-bytes, stream-node-max-entries)`` as the CONFIG dict says now, the defaults for
+        unset or non-numeric values. O(1) while both stored value objects are the ones parsed last."""
+        config = self.config
+        raw_bytes = config.get(b"stream-node-max-bytes")
+        raw_entries = config.get(b"stream-node-max-entries")
+        last = self._limits
+        if last is not None and last[0] is raw_bytes and last[1] is raw_entries and raw_bytes is not None:
+            return last[2]
+        max_bytes = self.get_int(b"stream-node-max-bytes")
+        max_entries = self.get_int(b"stream-node-max-entries")
+        limits = (Stream.stream_node_max_bytes if max_bytes is None else max_bytes,
+                  Stream.stream_node_max_entries if max_entries is None else max_entries)
+        self._limits = (raw_bytes, raw_entries, limits)
+        return limits
 
     def get_int(self, name: bytes) -> Optional[int]:
         """The setting as an int (None: unset or not a number). O(1) while the stored value object is
@@ -116,6 +133,7 @@ def _config_property(name: bytes, attr: str) -> property:
 
     def set_(self: StreamValue, value: int) -> None:
         self.__dict__[own] = value
+        self.__dict__["_sf_own_limits"] = True
 
     return property(get, set_)
 
@@ -128,8 +146,16 @@ class StreamValue(Stream, BaseModel):
 
     _model_type = b"stream"
     _sf_config: Optional[_SharedConfig] = None
+    _sf_own_limits = False  # True once either setting was given to this instance
     stream_node_max_entries = _config_property(b"stream-node-max-entries", "stream_node_max_entries")
     stream_node_max_bytes = _config_property(b"stream-node-max-bytes", "stream_node_max_bytes")
+
+    def node_limits(self) -> Tuple[int, int]:
+        """Both settings at once (each XADD reads them): one look at the CONFIG dict. O(1)."""
+        config = self._sf_config
+        if config is None or self._sf_own_limits:
+            return self.stream_node_max_bytes, self.stream_node_max_entries
+        return config.node_limits()
 
 
 # ----------------------------------------------------------------------------------------- keyspace

@@ -132,10 +132,11 @@ class FakeStreamsConnection(_Common, fastpath.SyncFastPath, _fakeredis.SyncConne
     def read_response(self, disable_decoding: bool = False, **kwargs: Any) -> Any:
         """The next reply, waiting at most ``socket_timeout`` (``timeout=`` overrides it; None = forever)."""
         sock = self._sock
-        fast = fastpath.pending(sock)  # replies of stream commands run directly (fastpath.py)
-        if fast is not None:
-            return fastpath.take(self, fast, disable_decoding)
-        if sock is None:  # closed by another thread before this one got to read
+        if sock is not None:
+            fast = sock.__dict__.get("_sf_fast")  # replies of stream commands run directly (fastpath.py)
+            if fast:
+                return fastpath.take(self, fast, disable_decoding)
+        else:  # closed by another thread before this one got to read
             raise self._sf_closed_error()
         session = getattr(sock, "_sf_session", None)
         if session is None:

@@ -340,15 +340,19 @@ def take(conn: Any, fast: Any, disable_decoding: bool) -> Any:
 
 class SyncFastPath:
     """Hooks for the sync connection class (put before fakeredis's connection class in the bases); its
-    ``read_response`` must start with ``fast = fastpath.pending(self._sock)`` → :func:`take`."""
+    ``read_response`` must first hand out the direct replies (:func:`pending`, the socket's ``_sf_fast``
+    deque) with :func:`take`."""
 
     def send_command(self, *args: Any, **kwargs: Any) -> None:
-        try:
-            if send(self, args):
-                return
-        except BaseException:
-            self.disconnect()  # type: ignore[attr-defined]
-            raise
+        prepared = prepare(self, args)
+        if prepared is not None:
+            try:
+                session = _session(self, True)
+                if session is not None and _run(self._sock, session, ((prepared, None),), 0):  # type: ignore[attr-defined]
+                    return
+            except BaseException:
+                self.disconnect()  # type: ignore[attr-defined]
+                raise
         super().send_command(*args, **kwargs)  # type: ignore[misc]
 
     def can_read(self, timeout: Optional[float] = 0) -> bool:
@@ -359,7 +363,7 @@ class SyncFastPath:
             if (timeout is not None and timeout <= 0 and self._server.connected  # type: ignore[attr-defined]
                     and self._selector is not None):  # type: ignore[attr-defined]
                 responses = sock.responses  # = fakeredis's can_read/check_can_read without waiting
-                return responses is not None and responses.qsize() > 0
+                return responses is not None and len(responses.queue) > 0  # queue.Queue's deque: qsize unlocked
         return super().can_read(timeout)  # type: ignore[misc]
 
     def pack_commands(self, commands: Any) -> Any:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, List, Optional
 from sortedcontainers import SortedDict
 
 from .idindex import IdMap
-from .ids import MIN_ID, StreamID
+from .ids import MIN_ID, StreamID, remember_keys
 
 if TYPE_CHECKING:
     from .stream import Stream
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 INVALID_ENTRIES_READ = -1
 #: ``active_time`` of a consumer that never read or claimed successfully.
 NEVER_ACTIVE = -1
+#: deliveries of at most this many entries note their IDs for the XACK that usually follows (ids.remember_keys)
+_REMEMBER_MAX = 1024
 
 
 class PendingEntry:
@@ -165,6 +167,8 @@ class ConsumerGroup:
         """
         if not keys:
             return
+        if len(keys) <= _REMEMBER_MAX:  # a consumer loop's read: its XACK will name these IDs
+            remember_keys(encs, keys)
         pel = self.pel
         maxes = pel._maxes
         if maxes and keys[0] <= maxes[-1]:

@@ -7,7 +7,7 @@ server's exact error; no other module parses ID bytes.
 
 from __future__ import annotations
 
-from typing import List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from .errors import ReplyError
 
@@ -28,17 +28,17 @@ class StreamID(NamedTuple):
     def incr(self) -> Optional[StreamID]:
         """Successor ID; ``None`` when this is the maximum ID (``streamIncrID`` reports C_ERR)."""
         if self.seq < U64_MAX:
-            return StreamID(self.ms, self.seq + 1)
+            return _new(StreamID, (self.ms, self.seq + 1))
         if self.ms < U64_MAX:
-            return StreamID(self.ms + 1, 0)
+            return _new(StreamID, (self.ms + 1, 0))
         return None
 
     def decr(self) -> Optional[StreamID]:
         """Predecessor ID; ``None`` when this is ``0-0`` (``streamDecrID`` reports C_ERR)."""
         if self.seq > 0:
-            return StreamID(self.ms, self.seq - 1)
+            return _new(StreamID, (self.ms, self.seq - 1))
         if self.ms > 0:
-            return StreamID(self.ms - 1, U64_MAX)
+            return _new(StreamID, (self.ms - 1, U64_MAX))
         return None
 
     def __repr__(self) -> str:
@@ -216,10 +216,30 @@ def parse_strict_key(raw: bytes) -> int:
     return (sid[0] << 64) | sid[1]
 
 
+#: wire IDs recently delivered by XREADGROUP → their 128-bit keys (see :func:`remember_keys`)
+_RECENT: Dict[bytes, int] = {}
+#: :data:`_RECENT` is emptied when it grows past this many IDs (O(1) amortized, bounded memory)
+RECENT_MAX = 8192
+
+
+def remember_keys(encs: List[bytes], keys: List[int]) -> None:
+    """Note that the wire IDs ``encs`` (``b"<ms>-<seq>"``, canonical) have the keys ``keys``, so that an XACK of
+    what a consumer just read looks them up instead of parsing them. Pure memoization of
+    :func:`parse_strict_key` (a canonical ID always parses to its key). O(len(keys))."""
+    if len(_RECENT) > RECENT_MAX:
+        _RECENT.clear()
+    _RECENT.update(zip(encs, keys))
+
+
 def parse_strict_keys(raws: List[bytes]) -> List[int]:
     """:func:`parse_strict_key` of each argument, in order (the first invalid one raises). O(total length)."""
     out: List[int] = []
+    recent = _RECENT.get
     for raw in raws:
+        k = recent(raw)
+        if k is not None:
+            out.append(k)
+            continue
         ms, dash, seq = raw.partition(b"-")
         if dash and ms.isdigit() and seq.isdigit() and len(ms) < 20 and len(seq) < 20:
             out.append((int(ms) << 64) | int(seq))

@@ -85,6 +85,10 @@ class Stream:
         if node_max_bytes is not None:
             self.stream_node_max_bytes = node_max_bytes
 
+    def node_limits(self) -> Tuple[int, int]:
+        """``(stream-node-max-bytes, stream-node-max-entries)`` in force now (read at every append). O(1)."""
+        return self.stream_node_max_bytes, self.stream_node_max_entries
+
     # fakeredis drops "empty" values on writeback unless truthy: an empty stream still exists.
     def __bool__(self) -> bool:
         return True
@@ -114,7 +118,7 @@ class Stream:
                 # Node.is_full, inlined: lp_bytes + payload >= max bytes, or count + deleted >= max entries
                 if payload < 0:
                     payload = sum(map(len, fields))
-                max_bytes = self.stream_node_max_bytes
+                max_bytes, max_entries = self.node_limits()
                 if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
                     max_bytes = LISTPACK_MAX_SIZE
                 count, deleted = node.count, node.deleted
@@ -122,10 +126,8 @@ class Stream:
                 lp_bytes += 2 if deleted <= 127 else int_size(deleted)
                 if lp_bytes + payload >= max_bytes:
                     node = None
-                else:
-                    max_entries = self.stream_node_max_entries
-                    if max_entries and count + deleted >= max_entries:
-                        node = None
+                elif max_entries and count + deleted >= max_entries:
+                    node = None
         if node is None:
             node = Node(sid, fields)
             self._nodes.set_k(key, node)
@@ -253,7 +255,7 @@ class Stream:
 
     def default_trim_limit(self) -> int:
         """The LIMIT of a ``~`` trim given without LIMIT: ``100 * stream-node-max-entries``, 0 → 10000, capped at 1e6."""
-        limit = 100 * self.stream_node_max_entries
+        limit = 100 * self.node_limits()[1]
         if limit <= 0:
             limit = 10000
         return min(limit, 1000000)
