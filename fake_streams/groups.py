@@ -21,6 +21,7 @@ sizes equals the group PEL size.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import TYPE_CHECKING, List, Optional
 
 from sortedcontainers import SortedDict
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 INVALID_ENTRIES_READ = -1
 #: ``active_time`` of a consumer that never read or claimed successfully.
 NEVER_ACTIVE = -1
+_owner = attrgetter("consumer")
 #: deliveries of at most this many entries note their IDs for the XACK that usually follows (ids.remember_keys)
 _REMEMBER_MAX = 1024
 
@@ -246,8 +248,9 @@ class ConsumerGroup:
         removed, nacks = self.pel.pop_sorted(keys)
         if not removed:
             return 0
-        first = nacks[0].consumer
-        if all(nack.consumer is first for nack in nacks):
+        owners = set(map(_owner, nacks))
+        if len(owners) == 1:
+            first = owners.pop()
             if first is not None:
                 first.pel.pop_sorted(removed)
         else:

@@ -107,10 +107,30 @@ class IdMap:
         Returns ``(removed keys, their values)`` in key order. One seek per run of neighbouring keys:
         O(k + r (log n + L)) for k keys forming r runs.
         """
-        out_k: List[int] = []
-        out_v: List[Any] = []
         maxes, outer_k, outer_v = self._maxes, self._keys, self._vals
         n = len(keys)
+        if n > 1:  # the usual XACK: keys that sit side by side in one chunk (compared in C, removed at once)
+            i = bisect_left(maxes, keys[0])
+            if i < len(maxes):
+                ks = outer_k[i]
+                start = bisect_left(ks, keys[0])
+                stop = start + n
+                if ks[start:stop] == keys:
+                    vs = outer_v[i]
+                    out_v = vs[start:stop]
+                    del ks[start:stop]
+                    del vs[start:stop]
+                    self._len -= n
+                    if not ks:
+                        self._drop_chunk(i)
+                    else:
+                        if start == len(ks):
+                            maxes[i] = ks[-1]
+                        if len(ks) < LOAD // 2:
+                            self._merge(i)
+                    return list(keys), out_v
+        out_k: List[int] = []
+        out_v = []
         idx = 0
         while idx < n:
             k = keys[idx]

@@ -509,3 +509,19 @@ async def test_asyncio_pipeline_batches_answer_alike(direct_calls):
     fast, slow = await _arun_both([_batch_pipeline])
     assert fast == slow and fast[0][0] == "ok"
     assert direct_calls[:3] == [b"XADD"] * 3
+
+
+def test_acl_restricted_default_user_answers_alike(direct_calls):
+    steps = [
+        lambda r: r.xadd("s", {"f": "v"}, id="1-0"),
+        lambda r: r.execute_command("ACL", "SETUSER", "default", "-xadd"),
+        lambda r: r.xadd("s", {"f": "v"}, id="2-0"),  # NOPERM (the dispatch path decides)
+        lambda r: r.xlen("s"),
+        lambda r: r.execute_command("ACL", "SETUSER", "default", "+@all"),
+        lambda r: r.xadd("s", {"f": "v"}, id="3-0"),
+        lambda r: r.xlen("s"),
+    ]
+    fast, slow = _run_both(steps)
+    assert fast == slow
+    # once any rule was changed the default user is no longer unrestricted: every later command dispatches
+    assert direct_calls == [b"XADD"]

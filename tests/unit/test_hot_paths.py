@@ -75,3 +75,29 @@ def _stream(client, key):
         return conn._sock._server.dbs[0].get(key).value
     finally:
         client.connection_pool.release(conn)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_pop_sorted_runs_match_a_dict_model(seed):
+    """IdMap.pop_sorted: the side-by-side shortcut and the general walk remove exactly the present keys."""
+    import random
+
+    from fake_streams.idindex import LOAD, IdMap
+
+    rnd = random.Random(seed)
+    present = sorted(rnd.sample(range(10 * LOAD), rnd.randint(1, 5 * LOAD)))
+    index = IdMap()
+    index.extend_k(present, [f"v{k}" for k in present])
+    model = {k: f"v{k}" for k in present}
+    for _ in range(30):
+        if rnd.random() < 0.5 and model:  # a run of neighbours, as an XACK of one delivery names
+            ordered = sorted(model)
+            start = rnd.randrange(len(ordered))
+            keys = ordered[start:start + rnd.randint(1, 12)]
+        else:
+            keys = sorted(rnd.choice(range(10 * LOAD)) for _ in range(rnd.randint(1, 12)))
+        removed, values = index.pop_sorted(keys)
+        expected = sorted(set(k for k in keys if k in model))
+        assert removed == expected and values == [model.pop(k) for k in expected]
+        assert [(sid[0] << 64) | sid[1] for sid in index] == sorted(model)
+        index._check()
