@@ -16,7 +16,9 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from .conftest import _DUO_TARGETS, WAIT_S, outcome_of
+from tests.support.redis_compat import aclose
+
+from .conftest import _DUO_TARGETS, REDIS_PY, WAIT_S, outcome_of
 
 try:
     from redis._parsers import _RESP2Parser as PythonParser
@@ -24,6 +26,9 @@ except ImportError:  # pragma: no cover - redis-py 4.x
     from redis.connection import PythonParser  # type: ignore[no-redef]
 
 NO_RETRY = {"retry": Retry(NoBackoff(), 0)}
+#: redis-py 4.x: no default Retry (one send), and a read released by a close() elsewhere ends differently;
+#: the scenarios below still compare fake and real exactly (assert_same), only the expected outcome differs.
+REDIS_PY_4 = REDIS_PY < (5, 0)
 
 
 def once(duo) -> None:
@@ -52,6 +57,9 @@ def test_a_socket_timeout_with_the_default_retry_resends_like_a_real_server(duo)
     real, fake = duo.run(lambda side: side.client(socket_timeout=0.05).xread({"s": "$"}, block=1500))
     assert_same(real, fake)
     assert fake.value == ("TimeoutError",)
+    if REDIS_PY_4:
+        assert fake.count(b"XREAD") == 1
+        return
     assert fake.count(b"XREAD") >= 2  # 11 with redis-py 8 (retries=10)
 
 
@@ -89,7 +97,9 @@ def test_b_close_from_another_thread_releases_the_blocked_call(duo, parser, retr
     real, fake = duo.run(scenario)
     assert_same(real, fake)
     assert fake.value[0] is None, fake.value
-    if parser == "python":  # the closed buffer's ValueError is not retried
+    if REDIS_PY_4:  # the closed connection's read ends with an empty reply, not retried
+        assert fake.value[1] in ([], {}) and fake.count(b"XREAD") == 1
+    elif parser == "python":  # the closed buffer's ValueError is not retried
         assert fake.value[1] == ("ValueError",) and fake.count(b"XREAD") == 1
     elif retry == "none":
         assert fake.value[1] == ("ConnectionError",) and fake.count(b"XREAD") == 1
@@ -151,8 +161,8 @@ def test_block_0_waits_until_data_arrives(duo, mode):
             await writer.xadd("s", {"f": "v"}, id="1-1")
             return still, await asyncio.wait_for(task, WAIT_S)
         finally:
-            await reader.aclose()
-            await writer.aclose()
+            await aclose(reader)
+            await aclose(writer)
 
     real, fake = duo.run(sync_scenario if mode == "sync" else async_scenario)
     assert_same(real, fake)
@@ -166,7 +176,7 @@ def test_d_async_socket_timeout_shorter_than_block_raises_timeout_without_retry(
         try:
             return await r.xread({"s": "$"}, block=1500)
         finally:
-            await r.aclose()
+            await aclose(r)
 
     real, fake = duo.run(scenario)
     assert_same(real, fake)
@@ -181,11 +191,11 @@ def test_d_async_socket_timeout_with_the_default_retry_resends_like_a_real_serve
         try:
             return await r.xread({"s": "$"}, block=1500)
         finally:
-            await r.aclose()
+            await aclose(r)
 
     real, fake = duo.run(scenario)
     assert_same(real, fake)
-    assert fake.value == ("TimeoutError",) and fake.count(b"XREAD") >= 2
+    assert fake.value == ("TimeoutError",) and fake.count(b"XREAD") >= (1 if REDIS_PY_4 else 2)
 
 
 def test_e_async_xadd_from_another_task_wakes_the_reader(duo):
@@ -197,8 +207,8 @@ def test_e_async_xadd_from_another_task_wakes_the_reader(duo):
             await writer.xadd("bs", {"k": "async"}, id="3-1")
             return await asyncio.wait_for(task, WAIT_S)
         finally:
-            await reader.aclose()
-            await writer.aclose()
+            await aclose(reader)
+            await aclose(writer)
 
     real, fake = duo.run(scenario)
     assert_same(real, fake)
@@ -220,7 +230,7 @@ def test_f_cancelled_async_read_unblocks_and_the_client_stays_usable(duo):
             await asyncio.to_thread(_wait_unblocked, duo, side)
             return cancelled, after, await r.xlen("bs")
         finally:
-            await r.aclose()
+            await aclose(r)
 
     real, fake = duo.run(scenario)
     assert_same(real, fake)
@@ -235,11 +245,14 @@ def test_g_aclose_from_another_task_releases_the_blocked_read(duo):
         r = side.async_client(socket_timeout=5)
         task = asyncio.ensure_future(r.xread({"bs": "$"}, block=300))
         await duo.wait_blocked_async(side)
-        await r.aclose()
+        await aclose(r)
         return await asyncio.wait_for(task, WAIT_S)
 
     real, fake = duo.run(scenario)
     assert_same(real, fake)
+    if REDIS_PY_4:  # close() instead of aclose(), no default Retry: the read fails
+        assert fake.value == ("ConnectionError",) and fake.count(b"XREAD") == 1
+        return
     assert fake.value in ([], {}) and fake.count(b"XREAD") == 2
 
 
@@ -253,7 +266,7 @@ def test_h_sync_xadd_in_a_thread_wakes_an_async_reader(duo):
             await asyncio.to_thread(writer.xadd, "bs", {"k": "from-thread"}, id="5-1")
             return await asyncio.wait_for(task, WAIT_S)
         finally:
-            await reader.aclose()
+            await aclose(reader)
 
     real, fake = duo.run(scenario)
     assert_same(real, fake)
@@ -308,7 +321,7 @@ def test_blocked_xreadgroup_is_released_when_its_key_or_group_goes(duo, mode, re
                 got = str(exc)
             return got, await reader.ping()
         finally:
-            await reader.aclose()
+            await aclose(reader)
 
     real, fake = duo.run(sync_scenario if mode == "sync" else async_scenario)
     assert_same(real, fake)

@@ -15,6 +15,7 @@ from redis.retry import Retry
 
 from fake_streams import FakeStreamsServer, ManualClock
 from tests.conftest import START_MS, pool_kwargs
+from tests.support.redis_compat import aclose
 
 from .conftest import WAIT_S, in_thread
 
@@ -44,7 +45,7 @@ def _block_everywhere(server: FakeStreamsServer, n_sync: int, n_async: int) -> t
             done = await asyncio.gather(*tasks, return_exceptions=True)
             loop_done.extend(type(x).__name__ for x in done)
             for c in clients:
-                await c.aclose()
+                await aclose(c)
             tasks_left.append(len([t for t in asyncio.all_tasks() if t is not asyncio.current_task()]))
 
         asyncio.run(main())

@@ -19,6 +19,7 @@ from fake_streams import FakeStreamsServer, ManualClock
 from fake_streams.blocking import BlockSafetyError
 from fake_streams.profiles import R7_4
 from tests.conftest import START_MS, pool_kwargs
+from tests.support.redis_compat import aclose
 
 from .conftest import WAIT_S, in_thread
 
@@ -175,7 +176,7 @@ async def test_safety_net_fails_an_async_call_too():
         with pytest.raises(BlockSafetyError, match="never advanced"):
             await reader.xread({"s": "$"}, block=5000)  # real-time: the 0.2 s safety limit elapses
     finally:
-        await reader.aclose()
+        await aclose(reader)
         server.close()
 
 

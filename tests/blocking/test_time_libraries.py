@@ -18,6 +18,7 @@ import time
 import pytest
 
 from fake_streams import FakeStreamsServer
+from tests.support.redis_compat import aclose
 
 freezegun = pytest.importorskip("freezegun")
 time_machine = pytest.importorskip("time_machine")
@@ -52,7 +53,7 @@ def test_freezegun_default_freeze_does_not_hang_an_asyncio_blocked_read(server):
             await client.xadd("s", {"f": "v"})
             return await client.xread({"s": "$"}, block=100)
         finally:
-            await client.aclose()
+            await aclose(client)
 
     with freezegun.freeze_time(FROZEN):  # real_asyncio=False: the loop's clock is frozen too
         started = time.perf_counter()

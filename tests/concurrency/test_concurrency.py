@@ -39,6 +39,7 @@ from redis.retry import Retry
 from fake_streams import FakeStreamsServer, ManualClock
 from fake_streams.faults import Faults
 from tests.conftest import PROTOCOLS, START_MS, pool_kwargs
+from tests.support.redis_compat import aclose
 
 N = int(os.environ.get("FAKE_STREAMS_CONCURRENCY_N", "100000"))
 SEED = int(os.environ.get("FAKE_STREAMS_CONCURRENCY_SEED", str(random.SystemRandom().randrange(2**32))))
@@ -222,7 +223,7 @@ def test_exactly_once_delivery_and_ack():
                     if batch:
                         record(name, batch, await client.xack(KEY, "g", *[i for i, _ in batch]))
             finally:
-                await client.aclose()
+                await aclose(client)
 
         return [asyncio.ensure_future(consume(f"a{c}", _protocol(c + 1))) for c in range(ASYNC_CONSUMERS)]
 
@@ -393,7 +394,7 @@ def test_crashed_consumers_recovered_by_xautoclaim():
                     run.add(len(batch))
                     return
             finally:
-                await client.aclose()
+                await aclose(client)
 
         return [asyncio.ensure_future(async_slot(s, 0, MAX_CRASHES, random.Random(f"{SEED}-a{s}")))
                 for s in range(ASYNC_CONSUMERS)]
