@@ -28,7 +28,12 @@ FIELDS: Dict[str, Tuple[Any, str]] = {
 }
 #: options settable from ini and the command line (name -> CLI help); the rest are ini-only
 CLI = ("version", "clock", "start_ms", "patch", "protocol", "url")
-SIGNATURE = "fake_redis_streams(*, " + ", ".join(f"{n}={d!r}" for n, (d, _) in FIELDS.items()) + ")"
+#: defaults shown by name in the marker's signature: pytest cuts a ``markers`` line at its first ``:`` into
+#: signature and description (pytest >= 9.1 strips the description, so ``'redis://...'`` would read
+#: ``'redis: //...'``); their values follow in the description
+_NAMED_DEFAULTS = {n: f"DEFAULT_{n.upper()}" for n, (d, _) in FIELDS.items() if ":" in repr(d)}
+SIGNATURE = "fake_redis_streams(*, " + ", ".join(
+    f"{n}={_NAMED_DEFAULTS.get(n) or repr(d)}" for n, (d, _) in FIELDS.items()) + ")"
 
 
 class Options:
@@ -164,9 +169,11 @@ def resolve(config: Any, node: Any = None, **overrides: Any) -> Options:
 
 
 def marker_line() -> str:
+    """The ``markers`` ini line: ``signature: description`` (no ``:`` before the separator)."""
+    named = "".join(f" {name} is {FIELDS[field][0]!r}." for field, name in _NAMED_DEFAULTS.items())
     return (
         f"{SIGNATURE}: configure the fake_redis_streams fixture for this test, class or module "
-        "(the closest marker wins; the marker implies the fixture)."
+        f"(the closest marker wins; the marker implies the fixture).{named}"
     )
 
 

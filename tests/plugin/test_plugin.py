@@ -118,8 +118,9 @@ def test_marker_is_registered_for_strict_markers_with_its_signature(pytester):
     result.stdout.fnmatch_lines(
         [
             "@pytest.mark.fake_redis_streams(*, version='7.4', clock=None, start_ms=None, patch=True, "
-            "decode_responses=False, protocol=None, url='redis://localhost:6379/0', passthrough_hosts=(), "
+            "decode_responses=False, protocol=None, url=DEFAULT_URL, passthrough_hosts=(), "
             "assert_all_faults_triggered=True): configure the fake_redis_streams fixture*"
+            " DEFAULT_URL is 'redis://localhost:6379/0'."
         ]
     )
 
