@@ -15,7 +15,7 @@ from redis.retry import Retry
 
 from fake_streams import FakeStreamsServer, ManualClock
 from tests.conftest import START_MS, pool_kwargs
-from tests.support.redis_compat import aclose
+from tests.support.redis_compat import REDIS_PY, aclose
 
 from .conftest import WAIT_S, in_thread
 
@@ -157,7 +157,9 @@ def test_faults_hook_sees_every_command_and_can_answer_or_drop(server, make_clie
 
 def test_faults_hook_drop_with_redis_py_retry_reconnects_and_resends(server, make_client):
     faults = server.faults = _Recorder()
-    r = make_client(retry=Retry(NoBackoff(), 1))
+    # redis-py 4.x retries only the errors named in retry_on_error (none by default)
+    legacy = {"retry_on_error": [redis.ConnectionError]} if REDIS_PY < (5, 0) else {}
+    r = make_client(retry=Retry(NoBackoff(), 1), **legacy)
     r.ping()
     faults.drop_for = b"XADD"
     assert r.xadd("s", {"f": "v"}, id="1-1") == b"1-1"

@@ -36,6 +36,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import redis
 
+from tests.support.redis_compat import NO_RESP3, REDIS_PY
+
 from .replies import WireMapParser
 
 #: Set to 1 to turn a missing oracle into a test failure instead of a skip (CI that must compare).
@@ -45,8 +47,6 @@ SELF_CHECK_ENV = "FAKE_STREAMS_ORACLE_SELF_CHECK"
 PROTOCOLS = (2, 3)
 STARTUP_TIMEOUT_S = 15.0
 
-#: redis-py's (major, minor): ``protocol=`` (RESP3) arrived in redis-py 5.0; 4.x speaks RESP2 only.
-REDIS_PY = tuple(int(p) for p in redis.__version__.split(".")[:2])
 
 
 def client_limitation(protocol: int) -> str:
@@ -56,9 +56,7 @@ def client_limitation(protocol: int) -> str:
     (:func:`tests.conformance.conftest.target_param`), which FAKE_STREAMS_REQUIRE_REAL leaves a skip: it
     is a limit of the client library, not a missing server.
     """
-    if protocol == 3 and REDIS_PY < (5, 0):
-        return f"redis-py {REDIS_PY[0]}.{REDIS_PY[1]} has no RESP3 (the protocol= argument arrives in redis-py 5.0)"
-    return ""
+    return NO_RESP3 if protocol == 3 else ""
 
 
 def protocol_kwargs(protocol: int) -> Dict[str, Any]:

@@ -5,6 +5,8 @@
   ``-ERR x`` from ``-x`` (tests/conformance/replies.py ``Err.code``). Older lines drop it; the shim makes
   their ``parse_error`` record it the same way, on the real side, the fake side and ``expected_err`` alike
   (all three go through redis-py's ``parse_error``). Nothing else about the exceptions changes.
+* :data:`NO_RESP3` — the reason RESP3 cases skip on redis-py 4.x (empty when RESP3 is there); the real-server
+  harness decides with it in one place (tests/conformance/oracles.py ``client_limitation``).
 * :func:`aclose` — ``await aclose(client)``: ``aclose()`` where the asyncio client has it (redis-py >= 5.0.1),
   else ``close()``.
 """
@@ -17,6 +19,11 @@ from typing import Any, List
 import redis
 import redis.exceptions
 
+#: redis-py's (major, minor)
+REDIS_PY = tuple(int(p) for p in redis.__version__.split(".")[:2])
+#: Why this redis-py cannot speak RESP3, or "" (``protocol=`` arrived in redis-py 5.0; 4.x is RESP2 only).
+NO_RESP3 = "" if REDIS_PY >= (5, 0) else (
+    f"redis-py {REDIS_PY[0]}.{REDIS_PY[1]} has no RESP3 (the protocol= argument arrives in redis-py 5.0)")
 #: True when this redis-py records the stripped error code itself (``ResponseError.status_code``).
 HAS_STATUS_CODE = hasattr(redis.exceptions.ResponseError("x"), "status_code")
 

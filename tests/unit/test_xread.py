@@ -16,6 +16,7 @@ from fake_streams.groups import INVALID_ENTRIES_READ, NEVER_ACTIVE
 from fake_streams.ids import MAX_ID, MIN_ID, StreamID
 from fake_streams.reply import OK
 from tests.support.context import DictContext
+from tests.support.redis_compat import NO_RESP3
 
 ALL = ("7.0", "7.2", "7.4", "valkey-8.0")
 EAGER = ("7.2", "7.4", "valkey-8.0")
@@ -793,6 +794,7 @@ def test_resp3_key_named_twice__a_map_with_every_pair_that_reads_as_the_parser_r
     assert ctx2.run("XREAD", "STREAMS", "s", "s", "0", "1-0") == [[b"s", s_all], [b"s", s_after1]]
 
 
+@pytest.mark.skipif(bool(NO_RESP3), reason=NO_RESP3)
 def test_resp3_key_named_twice__in_process_client_gets_a_plain_reading():
     import redis
 
