@@ -219,6 +219,11 @@ class Keyspace:
         self._db.time = time.time()
         self._db.get(key)
 
+    def get_lasting(self, key: bytes) -> Any:
+        """The value at ``key`` if it is present and has no TTL (so it cannot expire), else ``None``. O(1)."""
+        item = self._db._dict.get(key)
+        return item.value if item is not None and item.expireat is None else None
+
     def get(self, key: bytes) -> Any:
         """The value at ``key`` (expired keys are dropped first), or ``None``. O(1)."""
         db = self._db
@@ -414,6 +419,15 @@ def queue_async(sock: Any, queue: Any, item: Any) -> None:
     event = getattr(sock, "_response_available", None)
     if event is not None:
         event.set()
+
+
+def stream_events_sent(sock: Any) -> bool:
+    """Whether :func:`publish_keyspace_event` would send anything for a stream event now (lock held)."""
+    fake = sock._server
+    flags = getattr(fake, "config", {}).get(b"notify-keyspace-events", b"")
+    if not flags or (b"t" not in flags and b"A" not in flags):
+        return False
+    return bool(fake.subscribers or fake.psubscribers)
 
 
 def publish_keyspace_event(sock: Any, event: str, key: bytes) -> None:

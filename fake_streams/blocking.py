@@ -221,6 +221,10 @@ class BlockingRegistry:
         if item in self._queues and item not in self._touched:
             self._touched[item] = old
 
+    def has_waiters(self) -> bool:
+        """Whether any client is blocked (on any key of any database). O(1)."""
+        return bool(self._queues)
+
     def watched_keys(self, ident: Any) -> List[bytes]:
         """Keys of database ``ident`` that have blocked clients (for the adapter's expiry hooks)."""
         return [key for (db, key) in self._queues if db is ident]

@@ -43,8 +43,11 @@ from redis.connection import HiredisRespSerializer, PythonRespSerializer
 
 from . import _fakeredis
 from .blocking import BLOCKED
+from .commands.xadd_xtrim import append_now, is_plain_xadd
+from .commands.xadd_xtrim import xadd as _XADD
 from .errors import ReplyError
 from .reply import Status
+from .stream import Stream
 
 #: global switch (tests/benchmarks); per server: ``server.fast_path = False``
 ENABLED = os.environ.get("FAKE_STREAMS_FAST_PATH", "1") not in ("0", "false", "no", "off")
@@ -289,11 +292,16 @@ def _run(sock: Any, session: Any, batch: Any, i: int) -> int:
                 if prepared is None:
                     break
                 spec, args, argv = prepared
-                i += 1
                 sock._sf_fields = argv
                 now = time.time()
                 for db in dbs:
                     db.time = now
+                if spec.handler is _XADD:
+                    j = _xadd_run(sock, session, batch, i, n, fast)
+                    if j > i:
+                        i = j
+                        continue
+                i += 1
                 # = Session.call + fakeredis's _decode_result: execute() opens and finishes the execution
                 # unit itself when none is open (``depth`` only matters to fakeredis's name lookups)
                 try:
@@ -310,11 +318,66 @@ def _run(sock: Any, session: Any, batch: Any, i: int) -> int:
                 kind = type(reply)
                 if kind is Status:
                     reply = reply.value
-                elif kind is list:
+                elif kind is list and Status in map(type, reply):  # (a C-level scan; help replies)
                     _plain_list(reply)
                 fast.append(reply)
     finally:
         session.leave()
+    return i
+
+
+def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) -> int:
+    """``XADD key * field value ...`` commands on one key, back to back in a pipeline batch: each appends its
+    entry and answers its ID, in order, with what the general path does around the handler done once
+    for the run where once is the same thing. Lock held. Returns the index after the run (``i``: not
+    taken, the general path runs the command).
+
+    Taken only when nothing can tell the difference: the key holds a stream without TTL (it cannot
+    expire or change type during the run: only this batch's stream commands run until the lock is
+    released), no client is blocked anywhere (serving blocked clients after each command has nothing to
+    do, and none can block meanwhile), no stream keyspace event is subscribed. What stays per command:
+    the clock read (the command's own ``now``), the ID, the entry, the reply, an error reply in place.
+    WATCH dirtying and fakeredis's wake-up of its own waiters are idempotent and nobody can look before
+    the lock is released: once, after the run, if an entry was added. Engine-internal exceptions are
+    answered as the general path does (recorded, INTERNAL_ERROR). O(fields) per command.
+    """
+    server = session.server
+    args = batch[i][0][1]
+    if not is_plain_xadd(args) or server.blocking.has_waiters() or _fakeredis.stream_events_sent(sock):
+        return i
+    key = args[0]
+    keyspace = session.keyspace
+    stream = keyspace.get_lasting(key)
+    if not isinstance(stream, Stream):
+        return i
+    now_ms = server.clock.now_ms
+    limits = stream.node_limits()  # CONFIG SET cannot run before the lock is released
+    decode_error = sock._decode_error
+    append = fast.append
+    added = False
+    argv = None
+    try:
+        while i < n:
+            prepared = batch[i][0]
+            if prepared is None:
+                break
+            spec, args, argv = prepared
+            # = is_plain_xadd(args) for the same key
+            if spec.handler is not _XADD or args[0] != key or args[1] != b"*" or len(args) % 2 or len(args) < 4:
+                break
+            i += 1
+            try:
+                append(append_now(stream, args, now_ms(), limits))
+                added = True
+            except ReplyError as exc:
+                append(decode_error(_fakeredis.error(exc, server.profile)))
+            except Exception as exc:  # an engine bug: as server.execute answers it
+                append(decode_error(_fakeredis.error(server._internal_error(spec, args, exc), server.profile)))
+    finally:
+        if argv is not None:
+            sock._sf_fields = argv
+        if added:
+            keyspace.changed(key)
     return i
 
 

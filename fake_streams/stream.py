@@ -101,10 +101,12 @@ class Stream:
         """Add an entry ``[f1, v1, ...]``; the caller has checked ``sid > last_id``. O(log #nodes + fields)."""
         self.add(sid, (sid[0] << 64) | sid[1], b"%d-%d" % sid, list(fields))
 
-    def add(self, sid: StreamID, key: int, enc: bytes, fields: List[bytes], payload: int = -1) -> None:
+    def add(self, sid: StreamID, key: int, enc: bytes, fields: List[bytes], payload: int = -1,
+            limits: Optional[Tuple[int, int]] = None) -> None:
         """:meth:`append` for the engine: ``key``/``enc`` are ``sid``'s 128-bit key and wire form; ``fields`` is a
         fresh list the stream keeps (as a tuple; names may be swapped for the node's equal master names);
-        ``payload`` is the sum of their lengths when the caller knows it.
+        ``payload`` is the sum of their lengths when the caller knows it; ``limits`` is :meth:`node_limits`
+        when the caller read it already (several appends in a row).
 
         The entry goes to the last node unless that node is full (``stream-node-max-bytes`` /
         ``-entries``), else a new node starts with ``sid`` as its master. O(fields) (+ O(log #nodes)
@@ -118,7 +120,7 @@ class Stream:
                 # Node.is_full, inlined: lp_bytes + payload >= max bytes, or count + deleted >= max entries
                 if payload < 0:
                     payload = sum(map(len, fields))
-                max_bytes, max_entries = self.node_limits()
+                max_bytes, max_entries = limits or self.node_limits()
                 if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
                     max_bytes = LISTPACK_MAX_SIZE
                 count, deleted = node.count, node.deleted

@@ -140,7 +140,7 @@ def xadd(ctx: Context, args: List[bytes]) -> Optional[bytes]:
     O(log n + fields), plus the trimming work (proportional to what is removed).
     """
     key = args[0]
-    if len(args) > 3 and args[1] == b"*" and len(args) % 2 == 0:  # `XADD key * field value ...`: no option to scan
+    if is_plain_xadd(args):  # `XADD key * field value ...`: no option to scan
         return _xadd_now(ctx, key, args)
     targs = parse_add_trim_args(args, xadd=True)
     field_pos = targs.id_pos + 1
@@ -180,20 +180,38 @@ def _xadd_now(ctx: Context, key: bytes, args: List[bytes]) -> bytes:
     stream = ctx.lookup(key)
     if stream is None:
         stream = ctx.create(key)
+    if stream.last_id == MAX_ID:
+        raise ReplyError("XADD_ID_EXHAUSTED")
+    enc = append_now(stream, args, ctx.now_ms)
+    ctx.modified(key)
+    ctx.notify("xadd", key)
+    ctx.signal_ready(key)
+    return enc
+
+
+def is_plain_xadd(args: List[bytes]) -> bool:
+    """Whether XADD ``args`` are ``key * field value [field value ...]`` (no option to scan). O(1)."""
+    return len(args) > 3 and args[1] == b"*" and len(args) % 2 == 0
+
+
+def append_now(stream: Any, args: List[bytes], now: int, limits: Optional[Tuple[int, int]] = None) -> bytes:
+    """The stream part of ``XADD key * field value ...`` (:func:`is_plain_xadd` args) at ``now``: the new ID
+    (``streamNextID``), the entry appended; returns the ID's wire form. Raises ReplyError with nothing
+    changed (ID space exhausted, entry too large). ``limits``: the stream's ``node_limits()`` if the caller
+    has them. O(fields) (+ O(log n) when a node is opened).
+
+    The caller does the rest of the command: WATCH (``modified``), the ``xadd`` event, ``signal_ready``.
+    """
     last = stream.last_id
     if last == MAX_ID:
         raise ReplyError("XADD_ID_EXHAUSTED")
-    now = ctx.now_ms
     sid = make_id(now, 0) if now > last[0] else last.incr()
     fields = args[2:]
     total = sum(map(len, fields))
     if total > LISTPACK_MAX_SIZE:
         raise ReplyError("ELEMENTS_TOO_LARGE")
     enc = b"%d-%d" % sid
-    stream.add(sid, (sid[0] << 64) | sid[1], enc, fields, total)
-    ctx.modified(key)
-    ctx.notify("xadd", key)
-    ctx.signal_ready(key)
+    stream.add(sid, (sid[0] << 64) | sid[1], enc, fields, total, limits)
     return enc
 
 

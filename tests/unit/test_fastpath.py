@@ -525,3 +525,89 @@ def test_acl_restricted_default_user_answers_alike(direct_calls):
     assert fast == slow
     # once any rule was changed the default user is no longer unrestricted: every later command dispatches
     assert direct_calls == [b"XADD"]
+
+
+# ----------------------------------------------------------- runs of XADD key * … in one batch
+@pytest.fixture
+def run_appends(monkeypatch):
+    """Counts entries appended by a run of plain XADDs (fastpath._xadd_run)."""
+    if not fastpath.ENABLED:
+        pytest.skip("the direct path is switched off (FAKE_STREAMS_FAST_PATH=0)")
+    calls = []
+    original = fastpath.append_now
+
+    def counting(stream, args, now, limits=None):
+        calls.append(bytes(args[0]))
+        return original(stream, args, now, limits)
+
+    monkeypatch.setattr(fastpath, "append_now", counting)
+    return calls
+
+
+def _xadd_runs(r):
+    p = r.pipeline(transaction=False)
+    for n in range(4):
+        p.xadd("s", {"n": n})
+    p.xadd("t", {"n": 0}).xadd("s", {"a": 1, "b": 2}).xadd("s", {"n": 9}, id="1-0").xadd("s", {"n": 5})
+    p.xadd("s", {"n": 6}, maxlen=3, approximate=False).xadd("s", {"n": 7}).xlen("s").xadd("s", {"n": 8})
+    return p.execute(raise_on_error=False)
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_xadd_runs_answer_alike(direct_calls, run_appends, protocol):
+    def ttl_then_run(r):
+        r.expire("s", 100)  # a key with a TTL takes the general path
+        return [r.ttl("s") > 0] + _xadd_runs(r)
+
+    (f1, f2, f3), (s1, s2, s3) = _run_both(
+        [lambda r: r.xadd("s", {"n": -1}), _xadd_runs, ttl_then_run], protocol=protocol)
+    assert (f1, _norm(f2), _norm(f3)) == (s1, _norm(s2), _norm(s3))
+    assert run_appends.count(b"s") >= 6  # runs of 4, 2 … on the existing stream without TTL
+    assert len(run_appends) < direct_calls.count(b"XADD")
+
+
+def test_xadd_run_watch_and_errors_alike(run_appends):
+    outs = []
+    for fast in (True, False):
+        server = FakeStreamsServer(clock=ManualClock(1_000_000))
+        server.fast_path = fast
+        r, other = server.client(), server.client()
+        r.xadd("full", {"f": 1})
+        r.execute_command("XSETID", "full", "18446744073709551615-18446744073709551615")
+        r.xadd("ok", {"f": 1})
+        result = []
+        for key in ("full", "ok"):
+            with r.pipeline() as watcher:
+                watcher.watch(key)
+                watcher.multi()
+                watcher.xlen(key)
+                p = other.pipeline(transaction=False)
+                p.xadd(key, {"f": 2}).xadd(key, {"f": 3}).xadd(key, {"f": 4})
+                replies = _norm(p.execute(raise_on_error=False))
+                try:
+                    result.append((replies, watcher.execute()))
+                except redis.WatchError:
+                    result.append((replies, "aborted"))
+        outs.append(result)
+        server.close()
+    assert outs[0] == outs[1]
+    assert outs[0][0][1] == [1]  # only errors (ID space exhausted): WATCH not dirtied
+    assert outs[0][1][1] == "aborted"
+    assert run_appends.count(b"full") == 3 and run_appends.count(b"ok") == 3
+
+
+def test_xadd_run_not_taken_when_events_are_subscribed(run_appends):
+    server = FakeStreamsServer(clock=ManualClock(1_000_000))
+    r = server.client()
+    r.xadd("s", {"f": 0})
+    r.config_set("notify-keyspace-events", "Et")
+    ps = r.pubsub()
+    ps.subscribe("__keyevent@0__:xadd")
+    ps.get_message(timeout=1)
+    p = r.pipeline(transaction=False)
+    p.xadd("s", {"f": 1}).xadd("s", {"f": 2}).xadd("s", {"f": 3})
+    p.execute()
+    got = [ps.get_message(timeout=1) for _ in range(3)]
+    assert [m["data"] for m in got] == [b"s"] * 3 and run_appends == []
+    ps.close()
+    server.close()
