@@ -12,6 +12,7 @@ import redis
 from fake_streams import FakeStreamsServer, ids
 from fake_streams.clock import ManualClock
 from fake_streams.errors import ReplyError
+from tests.conftest import get_connection
 
 
 @pytest.fixture
@@ -70,7 +71,7 @@ def test_node_limits_follow_config_set(client):
 
 
 def _stream(client, key):
-    conn = client.connection_pool.get_connection()
+    conn = get_connection(client)  # redis-py < 5.3 wants a command name
     try:
         return conn._sock._server.dbs[0].get(key).value
     finally:
