@@ -43,7 +43,7 @@ from redis.connection import HiredisRespSerializer, PythonRespSerializer
 
 from . import _fakeredis
 from .blocking import BLOCKED
-from .commands.xadd_xtrim import append_now, is_plain_xadd
+from .commands.xadd_xtrim import append_now, append_parsed, parse_xadd_args
 from .commands.xadd_xtrim import xadd as _XADD
 from .errors import ReplyError
 from .reply import Status
@@ -327,25 +327,25 @@ def _run(sock: Any, session: Any, batch: Any, i: int) -> int:
 
 
 def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) -> int:
-    """``XADD key * field value ...`` commands on one key, back to back in a pipeline batch: each appends its
-    entry and answers its ID, in order, with what the general path does around the handler done once
-    for the run where once is the same thing. Lock held. Returns the index after the run (``i``: not
-    taken, the general path runs the command).
+    """XADD commands on one key, back to back in a pipeline batch (or a single one): each appends its entry
+    (and trims, if it asks) and answers its ID, in order, with what the general path does around the
+    handler done once for the run where once is the same thing. Lock held. Returns the index after the
+    run (``i``: not taken, the general path runs the command).
 
     Taken only when nothing can tell the difference: the key holds a stream without TTL (it cannot
     expire or change type during the run: only this batch's stream commands run until the lock is
     released), no client is blocked anywhere (serving blocked clients after each command has nothing to
-    do, and none can block meanwhile), no stream keyspace event is subscribed. What stays per command:
-    the clock read (the command's own ``now``), the ID, the entry, the reply, an error reply in place.
-    WATCH dirtying and fakeredis's wake-up of its own waiters are idempotent and nobody can look before
-    the lock is released: once, after the run, if an entry was added. Engine-internal exceptions are
-    answered as the general path does (recorded, INTERNAL_ERROR). O(fields) per command.
+    do, and none can block meanwhile), no stream keyspace event is subscribed (``xadd``/``xtrim`` would
+    be sent). What stays per command: the argument checks, the clock read (the command's own ``now``),
+    the ID, the entry, the trimming, the reply, an error reply in place. WATCH dirtying and fakeredis's
+    wake-up of its own waiters are idempotent and nobody can look before the lock is released: once,
+    after the run, if an entry was added. Engine-internal exceptions are answered as the general path
+    does (recorded, INTERNAL_ERROR). Per command: O(fields) for ``XADD key * …``, else XADD's own cost.
     """
     server = session.server
-    args = batch[i][0][1]
-    if not is_plain_xadd(args) or server.blocking.has_waiters() or _fakeredis.stream_events_sent(sock):
+    if server.blocking.has_waiters() or _fakeredis.stream_events_sent(sock):
         return i
-    key = args[0]
+    key = batch[i][0][1][0]
     keyspace = session.keyspace
     stream = keyspace.get_lasting(key)
     if not isinstance(stream, Stream):
@@ -355,27 +355,31 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) ->
     decode_error = sock._decode_error
     append = fast.append
     added = False
-    argv = None
+    last_argv = None
     try:
         while i < n:
             prepared = batch[i][0]
             if prepared is None:
                 break
             spec, args, argv = prepared
-            # = is_plain_xadd(args) for the same key
-            if spec.handler is not _XADD or args[0] != key or args[1] != b"*" or len(args) % 2 or len(args) < 4:
+            if spec.handler is not _XADD or args[0] != key:
                 break
             i += 1
+            last_argv = argv
             try:
-                append(append_now(stream, args, now_ms(), limits))
+                if len(args) > 3 and args[1] == b"*" and not len(args) % 2:  # = is_plain_xadd(args)
+                    append(append_now(stream, args, now_ms(), limits))
+                else:
+                    targs = parse_xadd_args(args)
+                    append(append_parsed(stream, args, targs, now_ms(), limits)[0])
                 added = True
             except ReplyError as exc:
                 append(decode_error(_fakeredis.error(exc, server.profile)))
             except Exception as exc:  # an engine bug: as server.execute answers it
                 append(decode_error(_fakeredis.error(server._internal_error(spec, args, exc), server.profile)))
     finally:
-        if argv is not None:
-            sock._sf_fields = argv
+        if last_argv is not None:
+            sock._sf_fields = last_argv
         if added:
             keyspace.changed(key)
     return i

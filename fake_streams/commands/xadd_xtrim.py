@@ -142,13 +142,7 @@ def xadd(ctx: Context, args: List[bytes]) -> Optional[bytes]:
     key = args[0]
     if is_plain_xadd(args):  # `XADD key * field value ...`: no option to scan
         return _xadd_now(ctx, key, args)
-    targs = parse_add_trim_args(args, xadd=True)
-    field_pos = targs.id_pos + 1
-    nitems = len(args) - field_pos
-    if nitems < 2 or nitems % 2:
-        raise ReplyError("WRONG_ARITY", command="xadd")
-    if targs.sid == MIN_ID and targs.seq_given:
-        raise ReplyError("XADD_ID_ZERO")
+    targs = parse_xadd_args(args)
     stream = ctx.lookup(key)
     if stream is None:
         if targs.nomkstream:
@@ -156,21 +150,44 @@ def xadd(ctx: Context, args: List[bytes]) -> Optional[bytes]:
         stream = ctx.create(key)
     if stream.last_id == MAX_ID:
         raise ReplyError("XADD_ID_EXHAUSTED")
-    sid = _resolve_id(stream.last_id, targs, ctx.now_ms)
-    fields = args[field_pos:]
-    total = 0
-    for item in fields:
-        total += len(item)
-    if total > LISTPACK_MAX_SIZE:
-        raise ReplyError("ELEMENTS_TOO_LARGE")
-    enc = b"%d-%d" % sid
-    stream.add(sid, (sid[0] << 64) | sid[1], enc, fields, total)
+    enc, trimmed = append_parsed(stream, args, targs, ctx.now_ms)
     ctx.modified(key)
     ctx.notify("xadd", key)
-    if targs.has_strategy and _trim(stream, targs):
+    if trimmed:
         ctx.notify("xtrim", key)
     ctx.signal_ready(key)
     return enc
+
+
+def parse_xadd_args(args: List[bytes]) -> TrimArgs:
+    """XADD's argument checks that need no key: options, ID, field/value count, ``0-0``. Raises ReplyError."""
+    targs = parse_add_trim_args(args, xadd=True)
+    nitems = len(args) - targs.id_pos - 1
+    if nitems < 2 or nitems % 2:
+        raise ReplyError("WRONG_ARITY", command="xadd")
+    if targs.sid == MIN_ID and targs.seq_given:
+        raise ReplyError("XADD_ID_ZERO")
+    return targs
+
+
+def append_parsed(stream: Any, args: List[bytes], targs: TrimArgs, now: int,
+                  limits: Optional[Tuple[int, int]] = None) -> Tuple[bytes, int]:
+    """The stream part of an XADD whose ``args`` passed :func:`parse_xadd_args`: the ID (``streamAppendItem``),
+    the entry appended, then the trimming asked for. Returns ``(ID wire form, entries trimmed)``; raises
+    ReplyError with nothing changed (ID exhausted / too small, entry too large). ``limits``: the stream's
+    ``node_limits()`` if the caller has them. O(log n + fields) plus the trimming work.
+    """
+    last = stream.last_id
+    if last == MAX_ID:
+        raise ReplyError("XADD_ID_EXHAUSTED")
+    sid = _resolve_id(last, targs, now)
+    fields = args[targs.id_pos + 1:]
+    total = sum(map(len, fields))
+    if total > LISTPACK_MAX_SIZE:
+        raise ReplyError("ELEMENTS_TOO_LARGE")
+    enc = b"%d-%d" % sid
+    stream.add(sid, (sid[0] << 64) | sid[1], enc, fields, total, limits)
+    return enc, (_trim(stream, targs) if targs.has_strategy else 0)
 
 
 def _xadd_now(ctx: Context, key: bytes, args: List[bytes]) -> bytes:

@@ -611,3 +611,30 @@ def test_xadd_run_not_taken_when_events_are_subscribed(run_appends):
     assert [m["data"] for m in got] == [b"s"] * 3 and run_appends == []
     ps.close()
     server.close()
+
+
+def test_xadd_runs_with_options_and_ids_answer_alike(direct_calls, monkeypatch):
+    parsed = []
+    original = fastpath.append_parsed
+
+    def counting(stream, args, targs, now, limits=None):
+        parsed.append(bytes(args[1]))
+        return original(stream, args, targs, now, limits)
+
+    monkeypatch.setattr(fastpath, "append_parsed", counting)
+
+    def run(r):
+        p = r.pipeline(transaction=False)
+        p.xadd("s", {"n": 1}, id="5-1").xadd("s", {"n": 2}, id="5-*").xadd("s", {"n": 3}, id="5-1")
+        p.xadd("s", {"n": 4}, id="0-0").xadd("s", {"n": 5}, id="x-1").xadd("s", {"n": 6}, maxlen=3)
+        p.xadd("s", {"n": 7}, maxlen=2, approximate=False).xadd("s", {"n": 8}, minid="7-0")
+        p.xadd("s", {"n": 9}, nomkstream=True, id="9-0").xadd("s", {"n": 10}, maxlen=1, limit=5)
+        p.execute_command("XADD", "s", "*", "odd").execute_command("XADD", "s", "MAXLEN", "-1", "*", "f", "v")
+        p.xadd("s", {"n": 11}).xadd("s", {"n": 12}, id="18446744073709551615-18446744073709551615")
+        p.xadd("s", {"n": 13}).xlen("s").xrange("s").xinfo_stream("s")
+        return p.execute(raise_on_error=False)
+
+    (f0, f1), (s0, s1) = _run_both([lambda r: r.xadd("s", {"n": 0}, id="1-0"), run])
+    assert (f0, _norm(f1)) == (s0, _norm(s1))
+    assert sum(isinstance(x, redis.ResponseError) for x in f1[1]) >= 6
+    assert len(parsed) >= 8  # the option / explicit-ID forms ran in the run (argument errors stop before)
