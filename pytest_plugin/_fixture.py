@@ -59,9 +59,7 @@ class FakeRedisStreams:
 
     # -------------------------------------------------------------------------------- clients
     def _client_kwargs(self, kwargs: Dict[str, Any]) -> Dict[str, Any]:
-        out: Dict[str, Any] = {"decode_responses": self.options.decode_responses}
-        if self.options.protocol is not None:
-            out["protocol"] = self.options.protocol
+        out = self.options.client_kwargs()
         out.update(kwargs)
         return out
 

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+import redis
+
 from fake_streams.profiles import PROFILES
 
 MARKER = "fake_redis_streams"
+#: redis-py 5.0 added the ``protocol=`` connection argument (RESP3); 4.x takes none and speaks RESP2 only
+REDIS_PY_HAS_PROTOCOL = tuple(int(p) for p in redis.__version__.split(".")[:2]) >= (5, 0)
 
 #: name -> (default, help); the marker takes exactly these keyword-only arguments
 FIELDS: Dict[str, Tuple[Any, str]] = {
@@ -73,6 +77,9 @@ class Options:
             self.protocol = _int("protocol", self.protocol)
             if self.protocol not in (2, 3):
                 raise ValueError(f"fake_redis_streams: protocol must be 2 or 3, not {self.protocol!r}")
+            if self.protocol == 3 and not REDIS_PY_HAS_PROTOCOL:
+                raise ValueError(f"fake_redis_streams: protocol=3 needs redis-py >= 5.0; redis-py {redis.__version__} "
+                                 "speaks RESP2 only")
         for name in ("patch", "decode_responses", "assert_all_faults_triggered"):
             setattr(self, name, _bool(name, getattr(self, name)))
         if isinstance(self.passthrough_hosts, str):
@@ -83,6 +90,14 @@ class Options:
 
     def as_dict(self) -> Dict[str, Any]:
         return {name: getattr(self, name) for name in FIELDS}
+
+    def client_kwargs(self) -> Dict[str, Any]:
+        """Keyword arguments of ``.client`` / ``.async_client()``: decode_responses, and protocol when set
+        (not on redis-py 4.x, which has no such argument: protocol 2 is what it speaks, 3 is refused above)."""
+        out: Dict[str, Any] = {"decode_responses": self.decode_responses}
+        if self.protocol is not None and REDIS_PY_HAS_PROTOCOL:
+            out["protocol"] = self.protocol
+        return out
 
     def __repr__(self) -> str:
         return "Options(" + ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items()) + ")"

@@ -7,6 +7,8 @@ import textwrap
 
 import pytest
 
+from tests.support.redis_compat import NO_RESP3
+
 pytest_plugins = ["pytester"]
 
 ARGS = ("-p", "no:cacheprovider", "-p", "no:randomly")
@@ -188,10 +190,31 @@ def test_cli_patch_off_and_protocol(pytester):
             assert fake_redis_streams.client.connection_pool.connection_kwargs["protocol"] == 3
         """
     )
-    run(pytester, "--fake-redis-streams-patch=no", "--fake-redis-streams-protocol=3").assert_outcomes(passed=1)
+    result = run(pytester, "--fake-redis-streams-patch=no", "--fake-redis-streams-protocol=3")
+    if NO_RESP3:  # redis-py 4.x: refused at setup with the reason
+        result.assert_outcomes(errors=1)
+        result.stdout.fnmatch_lines(["E * ValueError: fake_redis_streams: protocol=3 needs redis-py >= 5.0*"])
+    else:
+        result.assert_outcomes(passed=1)
     result = run(pytester, "--fake-redis-streams-protocol=4")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["E * ValueError: fake_redis_streams: protocol must be 2 or 3, not 4"])
+
+
+def test_protocol_2_on_every_redis_py_line(pytester):
+    """protocol=2 works on redis-py 4.x too (which has no protocol= argument and speaks RESP2)."""
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.fake_redis_streams(protocol=2)
+        @pytest.mark.asyncio
+        async def test_resp2(fake_redis_streams):
+            assert fake_redis_streams.client.xadd("s", {"f": "v"}, id="1-1") == b"1-1"
+            assert await fake_redis_streams.async_client().xlen("s") == 1
+        """
+    )
+    run(pytester).assert_outcomes(passed=1)
 
 
 def test_start_ms_with_system_clock_is_refused(pytester):
