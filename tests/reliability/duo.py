@@ -1,7 +1,7 @@
 """A real server and a fresh fake side by side, for long random command sequences.
 
 :class:`Duo` is the reliability layer's version of the conformance ``Pair`` (tests/conformance/pair.py):
-same raw connections (``send_command`` + ``read_response(disable_decoding=True)``), same reply values
+same raw runner (its ``Side``: ``send_command`` + ``read_response(disable_decoding=True)``), same reply values
 (:mod:`tests.conformance.replies`: errors become :class:`Err`, strict comparison, the ``ids`` / ``times``
 normalisers), same clock rule (the fake's ManualClock is set to the real server's ``TIME`` before a command
 reaches the fake). What it adds for the state machine and the fuzzer:
@@ -27,7 +27,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from fake_streams import FakeStreamsConnection, FakeStreamsServer, ManualClock
 from tests.conformance.oracles import Oracle, client_limitation, protocol_kwargs
-from tests.conformance.replies import Err, capture, encode_args, first_difference, translate
+from tests.conformance.pair import Side
+from tests.conformance.replies import Err, encode_args, first_difference, translate
 
 Normalizer = Callable[[Any, Any, Any], Any]
 
@@ -76,23 +77,26 @@ class Duo:
         self.alias: Dict[bytes, bytes] = {}  # fake ID -> real ID
         self._unalias: Dict[bytes, bytes] = {}  # real ID -> fake ID
         self.transcript: List[str] = []
-        self._real: Dict[int, Any] = {}
-        self._fake: Dict[int, Any] = {}
+        self._real: Dict[int, Side] = {}
+        self._fake: Dict[int, Side] = {}
         self.commands_sent = 0
 
     # -------------------------------------------------------------------------------- plumbing
-    def _conn(self, side: str, protocol: int) -> Any:
+    def _side(self, side: str, protocol: int) -> Side:
+        """The raw runner (the conformance harness's :class:`~tests.conformance.pair.Side`) of ``side`` for
+        ``protocol``, made on first use; the real one translates fake IDs in the arguments."""
         protocol = wire_protocol(protocol)
         pool = self._real if side == "real" else self._fake
-        conn = pool.get(protocol)
-        if conn is None:
+        runner = pool.get(protocol)
+        if runner is None:
             if side == "real":
-                conn = self.oracle.connect(protocol)
+                runner = Side("real", self.oracle.connect(protocol), args=self.to_real_args)
             else:
                 conn = FakeStreamsConnection(server=self.server, **protocol_kwargs(protocol))
                 conn.connect()
-            pool[protocol] = conn
-        return conn
+                runner = Side("fake", conn)
+            pool[protocol] = runner
+        return runner
 
     @property
     def tolerance_ms(self) -> int:
@@ -127,17 +131,13 @@ class Duo:
     # ---------------------------------------------------------------------------------- running
     def real(self, protocol: int, argv: Sequence[Any]) -> Any:
         """Run on the real server only (arguments translated); the reply in the fake's ID terms."""
-        conn = self._conn("real", protocol)
-        conn.send_command(*self.to_real_args(encode_args(argv)))
-        return translate(capture(lambda: conn.read_response(disable_decoding=True)), self._unalias)
+        return translate(self._side("real", protocol)(*argv), self._unalias)
 
     def fake(self, protocol: int, argv: Sequence[Any], sync: bool = False) -> Any:
         """Run on the fake only (after syncing its clock if ``sync``)."""
         if sync:
             self.sync_clock()
-        conn = self._conn("fake", protocol)
-        conn.send_command(*encode_args(argv))
-        return capture(lambda: conn.read_response(disable_decoding=True))
+        return self._side("fake", protocol)(*argv)
 
     def run(self, protocol: int, argv: Sequence[Any], sync: bool = True, log: bool = True,
             clock_hint: Optional[Callable[[Any], Optional[int]]] = None) -> Tuple[Any, Any]:
@@ -187,11 +187,8 @@ class Duo:
             except Exception:
                 pass
         for pool in (self._real, self._fake):
-            for conn in pool.values():
-                try:
-                    conn.disconnect()
-                except Exception:
-                    pass
+            for runner in pool.values():
+                runner.close()
             pool.clear()
         self.server.close()
 
