@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from fake_streams.profiles import get_profile
+from tests.support.redis_compat import NO_RESP3
 
 from .conftest import missing_oracle, protocol_param
 from .oracles import PROTOCOLS, Target
@@ -156,7 +157,7 @@ def _with_inactive(reply):
     return [consumer + [b"inactive", 0]]
 
 
-@pytest.mark.skipif(WireMapParser is None, reason="redis-py 4.x has no RESP3 parser (and no RESP3)")
+@pytest.mark.skipif(WireMapParser is None, reason=NO_RESP3 or "no RESP3 parser")
 def test_wire_map_parser__keeps_a_repeated_key_and_capture_shows_it():
     """The real side's RESP3 parser keeps every pair of a map with a repeated key; nested maps too."""
     import io
