@@ -7,7 +7,7 @@ no extra server start. Sizes come from environment variables; the defaults are t
 ==================================  =======  ===================================================
 variable                            default  meaning
 ==================================  =======  ===================================================
-FAKE_STREAMS_DIFF_STEPS             6000     state-machine steps per oracle (2 oracles → 12,000)
+FAKE_STREAMS_DIFF_STEPS             10000    state-machine steps per oracle (2 oracles → 20,000)
 FAKE_STREAMS_DIFF_STEPS_PER_EXAMPLE 50       longest command sequence of one example
 FAKE_STREAMS_FUZZ_VECTORS           100000   fuzz vectors in process (all profiles × protocols)
 FAKE_STREAMS_FUZZ_TRANSPORT_SHARE   0.2      share of them sent through the real transport
