@@ -1,12 +1,13 @@
-"""The four backends of the benchmark, each reached through ``redis.Redis``.
+"""The five backends of the benchmark, each reached through ``redis.Redis``.
 
 * ``floor`` — :mod:`floor`: canned replies, redis-py's own cost only;
+* ``bare`` — :mod:`bare`: the floor's replies already parsed, redis-py's cost without packing/parsing;
 * ``ours`` — this project: ``ConnectionPool(connection_class=FakeStreamsConnection, server=FakeStreamsServer())``;
 * ``fakeredis`` — ``fakeredis.FakeRedis`` with its own stream implementation;
 * ``real`` — ``/usr/bin/redis-server`` started by :class:`RealServer` on a free loopback port.
 
 A :class:`Backend` builds one dataset (:meth:`Backend.prefill`) and hands out clients per protocol
-(``None`` = redis-py's default). The floor has no data: its workloads install canned replies.
+(``None`` = redis-py's default). The floor and bare have no data: their workloads install canned replies.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import subprocess
 import time
 from typing import Any, Dict, List, Optional
 
+import bare
 import floor
 import redis
 
@@ -189,6 +191,18 @@ class Floor(Backend):
 
     def read_all_into_pel(self, key: bytes, group: bytes, consumer: bytes, n: int) -> None:
         pass
+
+
+class Bare(Floor):
+    """The floor's canned replies, handed to redis-py already parsed (no packing, no parsing)."""
+
+    name = "bare"
+
+    def client(self, protocol: Optional[int]) -> redis.Redis:
+        r = self._clients.get(protocol)
+        if r is None:
+            r = self._clients[protocol] = bare.bare_client(self.canned, protocol)
+        return r
 
 
 # ------------------------------------------------------------------------------------ real server

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-BACKENDS = ["floor", "ours", "fakeredis", "real"]
+BACKENDS = ["floor", "bare", "ours", "fakeredis", "real"]
 #: (workload, extra label or None) pairs of the scaling target of issue 8
 SCALING = [("xadd", None), ("readgroup_ack", "XACK"), ("xpending10", None), ("xrange10", None), ("xautoclaim10", None)]
 FLOOR_TARGET = ["xadd", "readgroup_ack", "xrange10"]
@@ -118,12 +118,14 @@ def progress_line(wl: Any, plabel: str, cells: Dict[str, Any]) -> str:
         if cell is None:
             continue
         parts.append(f"{name} {'ERR' if cell.error else us(cell.median_us())}")
-    ours, fl, fr = (cells.get(n) for n in ("ours", "floor", "fakeredis"))
+    ours, fl, fr, ba = (cells.get(n) for n in ("ours", "floor", "fakeredis", "bare"))
     tail = ""
     if ours and fl and ours.median_us() and fl.median_us():
         tail += f"  ours/floor {ratio(ours.median_us(), fl.median_us())}"
     if ours and fr and ours.median_us() and fr.median_us():
         tail += f"  fakeredis/ours {ratio(fr.median_us(), ours.median_us())}"
+    if ba and fr and ba.median_us() and fr.median_us():
+        tail += f"  fakeredis/bare {ratio(fr.median_us(), ba.median_us())}"
     return f"{wl.label:38s} {plabel:26s} µs/{wl.unit.split(' ')[0]}: " + ", ".join(parts) + tail
 
 
@@ -134,13 +136,21 @@ METHOD = """\
 
 * **One process, one run.** Every backend is driven through `redis.Redis` (redis-py) in the same
   Python process, workload by workload, and the timed batches of the backends are *interleaved*
-  (repeat 1: floor, ours, fakeredis, real; repeat 2 starts one backend later; …), so drift of the
+  (repeat 1: floor, bare, ours, fakeredis, real; repeat 2 starts one backend later; …), so drift of the
   machine hits all columns alike.
 * **Backends.** *floor*: a `redis.Connection` subclass whose socket is in memory and answers each
   packed command with pre-encoded RESP bytes of the right shape — redis-py still packs the
   arguments (hiredis packer), parses the reply (hiredis reader) and runs its reply callback, so the
   floor is redis-py's own cost per command; it skips the `poll()` a real connection does in
-  `can_read`. *ours*: `ConnectionPool(connection_class=fake_streams.FakeStreamsConnection,
+  `can_read`. *bare*: a `redis.Connection` subclass with no socket that neither packs nor parses:
+  `send_command` only records the command name (in a pipeline `pack_commands` returns the names
+  and `send_packed_command` records them), `read_response` returns the floor's canned reply as the
+  Python value redis-py's parser makes of it (parsed once per command shape by redis-py's own
+  parser — hiredis — and cached; the top-level list is copied per read since `parse_xautoclaim`
+  assigns into it), `can_read` is False. What is left is redis-py's command method, pool and reply
+  callback: the least any connection-class fake can cost (*ours* works at that level: its direct
+  path skips packing and parsing), so *fakeredis/bare* is the most "× faster than fakeredis" such a
+  fake can show on this machine. *ours*: `ConnectionPool(connection_class=fake_streams.FakeStreamsConnection,
   server=FakeStreamsServer())` (default profile). *fakeredis*: `fakeredis.FakeRedis` with its own
   stream code. *real*: `/usr/bin/redis-server` started for the run on a free 127.0.0.1 port
   (no persistence), TCP loopback, redis-py's default parser (hiredis).
@@ -160,21 +170,22 @@ METHOD = """\
   is, so this row measures the same thing at every N); a pipeline (`transaction=False`) of 1000
   `XADD s *` (unit: one XADD). After every batch of the writes to `s`, an untimed exact
   `XTRIM s MAXLEN N` restores the size.
-* **Clock.** For the in-process backends (floor, ours, fakeredis) the figure is the CPU time of
+* **Clock.** For the in-process backends (floor, bare, ours, fakeredis) the figure is the CPU time of
   this process (`time.process_time`), which other processes on the machine cannot inflate the way
   they inflate wall-clock time (the run shares 2 CPUs with other work); it equals wall-clock time
   on an idle machine, since nothing in these backends sleeps or waits. For the real server it is
   wall-clock time (`time.perf_counter`): its work happens in the server process and the kernel.
   Both clocks are recorded for every batch in `results.json`.
 * **Timing.** Per cell, 3 untimed warm-up units give a cost estimate; a batch then holds as many
-  units as fit in about {target_ms:.0f} ms (at most {max_units} units, at least 1); {repeat} timed
+  units as fit in about @TARGET@ ms (at most @MAXUNITS@ units, at least 1); @REPEAT@ timed
   batches (`time.perf_counter`), each after an untimed reset and `gc.collect()`; the table shows
   the **median µs per unit**. The datasets are moved to the permanent GC generation
   (`gc.freeze()`) once built, so the collector does not rescan millions of objects of *other*
   backends in every batch (the garbage collector stays on).
 * **Ratios**: *ours/floor* (≤ 1.5 is the target on XADD, XREADGROUP+XACK, XRANGE 10),
-  *fakeredis/ours* (how many times faster than fakeredis; target ≥ 4) and *real/ours* (> 1: faster
-  than the real server over loopback).
+  *ours/bare* (what this project adds on top of redis-py's unavoidable cost), *fakeredis/ours* (how
+  many times faster than fakeredis; target ≥ 4), *fakeredis/bare* (the ceiling of that ratio for a
+  connection-class fake) and *real/ours* (> 1: faster than the real server over loopback).
 * **Memory**: `tracemalloc` traced bytes after `gc.collect()`, before and after the prefill of
   @MEMSIZE@ entries (→ bytes per entry) and after delivering all of them to one consumer
   (→ bytes per pending entry), for ours and fakeredis; for the real server `INFO memory`
@@ -207,8 +218,9 @@ def markdown(results: Dict[str, Any], chosen: List[Any], note: str) -> str:
     out.append("")
     for plabel in _plabels(results):
         out.append(f"## {plabel}: µs per unit (median)\n")
-        out.append("| workload | N | floor | ours | fakeredis | real | ours/floor | fakeredis/ours | real/ours |")
-        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        out.append("| workload | N | floor | bare | ours | fakeredis | real | ours/floor | ours/bare | fakeredis/ours "
+                   "| fakeredis/bare | real/ours |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for wl in chosen:
             rows: List[Tuple[str, Optional[str]]] = [(wl.label, None)]
             if wl.name == "readgroup_ack":
@@ -221,11 +233,12 @@ def markdown(results: Dict[str, Any], chosen: List[Any], note: str) -> str:
                     cells = [_shown(results, plabel, wl.name, size, b, vals[b]) for b in BACKENDS]
                     out.append(
                         f"| {label} | {size_label(size)} | " + " | ".join(cells) + " | "
-                        + f"{ratio(vals['ours'], vals['floor'])} | {ratio(vals['fakeredis'], vals['ours'])} | "
+                        + f"{ratio(vals['ours'], vals['floor'])} | {ratio(vals['ours'], vals['bare'])} | "
+                        + f"{ratio(vals['fakeredis'], vals['ours'])} | {ratio(vals['fakeredis'], vals['bare'])} | "
                         + f"{ratio(vals['real'], vals['ours'])} |"
                     )
                     for err in errs:
-                        out.append(f"| ↳ {err} | | | | | | | | |")
+                        out.append(f"| ↳ {err} |" + " |" * 11)
         out.append("")
     out.append(
         f"† this in-process cell got less than {BUSY_SHARE:.0%} of a CPU during its batches (other processes ran on "
@@ -320,6 +333,24 @@ def fills_md(results: Dict[str, Any]) -> str:
 # ------------------------------------------------------------------------------------------ targets
 
 
+def ceiling_text(results: Dict[str, Any], plabel: str, sizes: List[int], names: Dict[str, str]) -> str:
+    """One line: per workload below 4× (its worst size), the ceiling fakeredis/bare and the cost 4× needs."""
+    parts = []
+    for wl, label in names.items():
+        cells = []
+        for s in sizes:
+            o, fr, ba = (_med(results, plabel, wl, s, b) for b in ("ours", "fakeredis", "bare"))
+            if o and fr and ba and fr / o < 4:
+                cells.append((fr / o, s, o, fr, ba))
+        if cells:
+            _, s, o, fr, ba = min(cells)
+            parts.append(f"{label} @ {size_label(s)} {fr / ba:.2f}× (4× needs ours ≤ {us(fr / 4)} µs = "
+                         f"{fr / 4 / ba:.2f}× bare {us(ba)}; ours {us(o)})")
+    if not parts:
+        return ""
+    return "       ceiling fakeredis/bare where < 4×: " + "; ".join(parts)
+
+
 def targets_text(results: Dict[str, Any], chosen: List[Any]) -> str:
     plabels = _plabels(results)
     if not plabels:
@@ -355,6 +386,9 @@ def targets_text(results: Dict[str, Any], chosen: List[Any]) -> str:
     if speed:
         m = min(speed)
         lines.append(f"[{verdict(m[0] >= 4)}] ≥ 4× faster than fakeredis on every workload: worst {m[0]:.2f}× ({m[1]}), best {max(speed)[0]:.0f}×")
+        ceiling = ceiling_text(results, plabel, sizes, names)
+        if ceiling:
+            lines.append(ceiling)
     # 3. faster than the real server
     real: List[Tuple[float, str]] = []
     for wl in names:

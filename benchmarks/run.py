@@ -2,7 +2,8 @@
 
     python benchmarks/run.py [--sizes 1e3,1e4,1e5,1e6] [--repeat N] [--quick] [--out benchmarks/results.md]
 
-One process, one run: the same workloads on the floor (canned replies), this project, fakeredis and
+One process, one run: the same workloads on the floor (canned replies), bare (the same replies
+already parsed: no packing, no parsing), this project, fakeredis and
 a real redis-server (started here on a free loopback port when /usr/bin/redis-server exists).
 Writes a markdown report (``--out``) and the raw numbers next to it (``.json``).
 """
@@ -29,7 +30,7 @@ import backends  # noqa: E402
 import report  # noqa: E402
 import workloads  # noqa: E402
 
-BACKEND_ORDER = ["floor", "ours", "fakeredis", "real"]
+BACKEND_ORDER = ["floor", "bare", "ours", "fakeredis", "real"]
 
 
 def parse_sizes(text: str) -> List[int]:
@@ -167,7 +168,9 @@ def measure(wl: workloads.Workload, jobs: Dict[str, workloads.Job], repeat: int,
 
 
 def build(size: int, real_port: Optional[int], fills: Dict[str, Dict[str, float]]) -> Dict[str, backends.Backend]:
-    made: Dict[str, backends.Backend] = {"floor": backends.Floor(), "ours": backends.Ours(), "fakeredis": backends.FakeRedisBackend()}
+    made: Dict[str, backends.Backend] = {
+        "floor": backends.Floor(), "bare": backends.Bare(), "ours": backends.Ours(), "fakeredis": backends.FakeRedisBackend(),
+    }
     if real_port:
         made["real"] = backends.Real(real_port)
     for name, backend in made.items():
