@@ -29,22 +29,6 @@ import floor
 import redis
 
 
-class _NoSocket:
-    """Stands in for ``Connection._sock`` (redis-py tests it for None and closes it); carries nothing."""
-
-    def settimeout(self, timeout: Optional[float]) -> None:
-        pass
-
-    def setsockopt(self, *args: Any) -> None:
-        pass
-
-    def shutdown(self, how: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
 class BareConnection(redis.connection.Connection):
     """``redis.Connection`` answering from parsed replies of ``canned=`` (a :class:`floor.Canned`)."""
 
@@ -59,8 +43,8 @@ class BareConnection(redis.connection.Connection):
         self._cache_raw: Dict[Any, Any] = {}  # disable_decoding=True
         self.derived: Dict[Any, Any] = {}  # name -> pristine copy of the last derived value (for checks)
 
-    def _connect(self) -> _NoSocket:
-        return _NoSocket()
+    def _connect(self) -> floor.InertSocket:
+        return floor.InertSocket()  # carries nothing
 
     def disconnect(self, *args: Any, **kwargs: Any) -> None:
         self._names.clear()

@@ -130,7 +130,23 @@ class Canned:
         return b"+OK\r\n"
 
 
-class CannedSocket:
+class InertSocket:
+    """Stands in for ``Connection._sock`` (redis-py sets options on it, tests it for None and closes it)."""
+
+    def settimeout(self, timeout: Optional[float]) -> None:
+        pass
+
+    def setsockopt(self, *args: Any) -> None:
+        pass
+
+    def shutdown(self, how: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class CannedSocket(InertSocket):
     """In-memory stand-in for the TCP socket: ``sendall`` is a no-op, ``recv_into`` serves queued replies."""
 
     def __init__(self) -> None:
@@ -152,18 +168,6 @@ class CannedSocket:
         buf[:n] = data[:n] if n < len(data) else data
         self.buffered = data[n:] if n < len(data) else b""
         return n
-
-    def settimeout(self, timeout: Optional[float]) -> None:
-        pass
-
-    def setsockopt(self, *args: Any) -> None:
-        pass
-
-    def shutdown(self, how: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 class _QueueingPacker:

@@ -121,13 +121,7 @@ class IdMap:
                     del ks[start:stop]
                     del vs[start:stop]
                     self._len -= n
-                    if not ks:
-                        self._drop_chunk(i)
-                    else:
-                        if start == len(ks):
-                            maxes[i] = ks[-1]
-                        if len(ks) < LOAD // 2:
-                            self._merge(i)
+                    self._removed_at(i, start)
                     return list(keys), out_v
         out_k: List[int] = []
         out_v = []
@@ -156,14 +150,20 @@ class IdMap:
             del ks[start:j]
             del vs[start:j]
             self._len -= j - start
-            if not ks:
-                self._drop_chunk(i)
-            else:
-                if start == len(ks):
-                    maxes[i] = ks[-1]
-                if len(ks) < LOAD // 2:
-                    self._merge(i)
+            self._removed_at(i, start)
         return out_k, out_v
+
+    def _removed_at(self, i: int, start: int) -> None:
+        """Chunk ``i`` just lost keys from position ``start`` on: drop it if empty, else fix its max (when the
+        tail went) and merge it into a neighbour when it fell under half a load. O(L) at most (a merge)."""
+        ks = self._keys[i]
+        if not ks:
+            self._drop_chunk(i)
+            return
+        if start == len(ks):
+            self._maxes[i] = ks[-1]
+        if len(ks) < LOAD // 2:
+            self._merge(i)
 
     def append_k(self, k: int, value: Any) -> None:
         """Add ``k`` greater than every key present (the caller guarantees it). O(1) amortized."""

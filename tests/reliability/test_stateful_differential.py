@@ -308,16 +308,22 @@ class _Tally(dict):
 
 
 
+def _first_oracle(oracle_pool: Any, kind: str) -> Any:
+    """``(oracle, target)`` of the first oracle of ``kind`` ("redis" / "valkey"); skips if none is discovered,
+    fails (in CI) if it cannot start."""
+    targets = [t for t in ORACLES if t.kind == kind]
+    if not targets:
+        pytest.skip(f"no {kind} oracle discovered")
+    try:
+        return oracle_pool.get(targets[0]), targets[0]
+    except LookupError as exc:
+        missing_oracle(str(exc))
+
+
 @pytest.mark.real
 def test_differential_notices_a_wrong_fake(oracle_pool):
     """Negative control: the same machine, with the fake on profile "7.4" against Redis 7.0.15, must fail."""
-    redis_targets = [t for t in ORACLES if t.kind == "redis"]
-    if not redis_targets:
-        pytest.skip("no Redis oracle discovered")
-    try:
-        oracle = oracle_pool.get(redis_targets[0])
-    except LookupError as exc:
-        missing_oracle(str(exc))
+    oracle, _ = _first_oracle(oracle_pool, "redis")
     machine = machine_class(oracle, "7.4", _Tally())
     conf = settings(max_examples=50, stateful_step_count=30, deadline=None, derandomize=True, database=None,
                     suppress_health_check=list(HealthCheck), phases=(Phase.generate,))
@@ -333,14 +339,8 @@ def test_xread_plus_on_a_0_0_stream__valkey_error_of_a_later_key_is_accepted(ora
     stream whose last ID is 0-0 as 0-0 and goes on to the next key, a string → WRONGTYPE; the fake on "7.4"
     answers Redis 7.4's `last element ID is 0-0` error. The normaliser accepts it (the fake with `+` read as
     0-0 gives the same WRONGTYPE); an unrelated real error is still reported."""
-    targets = [t for t in ORACLES if t.kind == ORACLE_KIND]
-    if not targets:
-        pytest.skip("no Valkey oracle discovered")
-    try:
-        oracle = oracle_pool.get(targets[0])
-    except LookupError as exc:
-        missing_oracle(str(exc))
-    duo = Duo(oracle, targets[0].profile)
+    oracle, target = _first_oracle(oracle_pool, ORACLE_KIND)
+    duo = Duo(oracle, target.profile)
     try:
         for argv in ([b"XGROUP", b"CREATE", b"s3", b"g", b"$", b"MKSTREAM"], [b"SET", b"str", b"x"]):
             duo.run(2, argv)
