@@ -144,9 +144,9 @@ class FakeStreamsConnection(_Common, fastpath.SyncFastPath, _fakeredis.SyncConne
                 if session is not None and session.resume_pending:
                     session.resume_if_pending()
                 item = fast.popleft()
-                if isinstance(item, BaseException):
+                if type(item) is not bytes and isinstance(item, BaseException):
                     raise item
-                if disable_decoding or not self._sf_decodes:
+                if disable_decoding or not getattr(self.encoder, "decode_responses", False):  # = _sf_decodes
                     return item
                 return self._decode(item)
         else:  # closed by another thread before this one got to read

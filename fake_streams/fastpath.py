@@ -43,6 +43,7 @@ from redis.connection import HiredisRespSerializer, PythonRespSerializer
 
 from . import _fakeredis
 from .blocking import BLOCKED
+from .clock import SystemClock
 from .commands.xadd_xtrim import append_now, append_parsed, parse_xadd_args
 from .commands.xadd_xtrim import xadd as _XADD
 from .errors import ReplyError
@@ -82,11 +83,17 @@ def _str_codec(conn: Any) -> Optional[Tuple[str, str]]:
     """How the connection's packer encodes a str argument; None for an unknown packer (fall back)."""
     packer = type(getattr(conn, "_command_packer", None))
     if packer is HiredisRespSerializer:
-        return "utf-8", "strict"
+        return _UTF8
     if packer is PythonRespSerializer or packer is type(None):  # redis.asyncio packs with the encoder
         encoder = conn.encoder
-        return encoder.encoding, encoder.encoding_errors
+        codec = (encoder.encoding, encoder.encoding_errors)
+        return _UTF8 if codec == _UTF8 else codec
     return None
+
+
+#: the usual codec (``str.encode()``'s default); prepare encodes all-str commands with one ``map``
+_UTF8 = ("utf-8", "strict")
+_encode = str.encode
 
 
 def _acl_ok(sock: Any, fake: Any) -> bool:
@@ -161,11 +168,21 @@ def prepare(conn: Any, args: Tuple[Any, ...]) -> Optional[Tuple[Any, list, list]
     if entry is None or codec is None:
         return None
     spec, sub, name = entry
+    rest = args[1:]
+    if codec is _UTF8 and sub is None and list(map(type, rest)).count(str) == len(rest):
+        try:  # every argument an exact str, the packer's default codec: one C-level pass
+            encoded = list(map(_encode, rest))
+        except UnicodeError:
+            return None
+        argc = len(encoded) + 1
+        if not (argc == spec.arity if spec.arity >= 0 else argc >= -spec.arity):  # = spec.arity_ok(argc)
+            return None
+        return spec, encoded, [name, *encoded]
     argv = [name, sub] if sub is not None else [name]
     append = argv.append
     encoding, errors = codec
     try:
-        for arg in args[1:]:
+        for arg in rest:
             kind = type(arg)
             if kind is str:
                 append(arg.encode(encoding, errors))
@@ -350,7 +367,10 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) ->
     stream = keyspace.get_lasting(key)
     if not isinstance(stream, Stream):
         return i
-    now_ms = server.clock.now_ms
+    clock = server.clock
+    now_ms = clock.now_ms
+    wall = type(clock) is SystemClock  # its now_ms inlined below (one call less per command)
+    wall_time = time.time
     limits = stream.node_limits()  # CONFIG SET cannot run before the lock is released
     decode_error = sock._decode_error
     append = fast.append
@@ -368,7 +388,7 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) ->
             last_argv = argv
             try:
                 if len(args) > 3 and args[1] == b"*" and not len(args) % 2:  # = is_plain_xadd(args)
-                    append(append_now(stream, args, now_ms(), limits))
+                    append(append_now(stream, args, int(wall_time() * 1000) if wall else now_ms(), limits))
                 else:
                     targs = parse_xadd_args(args)
                     append(append_parsed(stream, args, targs, now_ms(), limits)[0])

@@ -63,7 +63,8 @@ def int_size(value: int) -> int:
 
 
 #: first bytes that can start canonical int64 text (``-`` or a digit): only these can be integer-encoded
-_INT_START = frozenset(b"-0123456789")
+#: first bytes of int64 text (``str_size``'s integer test)
+INT_START = _INT_START = frozenset(b"-0123456789")
 
 
 def str_size(raw: bytes) -> int:
@@ -143,17 +144,18 @@ class Node:
         ``fields`` is the caller's fresh list; with the master's field names (SAMEFIELDS) its names are
         replaced by the master's own (equal) bytes objects, so entries of a node share them.
         """
-        master = self.master
-        d = sid[0] - master[0]
-        size = 4 if 0 <= d <= 127 else 2 + int_size(delta(sid[0], master[0]))  # flags (0 or 2) + ms-delta
-        d = sid[1] - master[1]
-        size += 2 if 0 <= d <= 127 else int_size(delta(sid[1], master[1]))
+        ms, seq = sid
+        master_ms, master_seq = self.master
+        d = ms - master_ms
+        size = 4 if 0 <= d <= 127 else 2 + int_size(delta(ms, master_ms))  # flags (0 or 2) + ms-delta
+        d = seq - master_seq
+        size += 2 if 0 <= d <= 127 else int_size(delta(seq, master_seq))
         names = fields[0::2]
         if names == self._names:  # SAMEFIELDS: only the values are stored
+            size += self._same_tail
             for value in fields[1::2]:
                 n = len(value)
                 size += n + 2 if n < 64 and (not n or value[0] not in _INT_START) else str_size(value)
-            size += self._same_tail
             fields[0::2] = self.master_fields
         else:
             numfields = len(names)

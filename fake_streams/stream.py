@@ -55,11 +55,13 @@ from typing import Iterator, List, Optional, Sequence, Tuple, Union
 from sortedcontainers import SortedDict
 
 from .entryindex import EntryIndex
-from .idindex import IdMap
-from .ids import MIN_ID, StreamID, id_of
-from .nodes import LISTPACK_MAX_SIZE, Node, int_size, node_layout, rax_key, rax_node_count
+from .errors import ReplyError
+from .idindex import LOAD, IdMap
+from .ids import MIN_ID, U64_MAX, StreamID, id_of
+from .nodes import INT_START, LISTPACK_MAX_SIZE, Node, delta, int_size, node_layout, rax_key, rax_node_count, str_size
 
 Entry = Tuple[StreamID, List[bytes]]
+_new = tuple.__new__  # StreamID without NamedTuple.__new__ (as ids.make_id)
 
 
 class Stream:
@@ -141,11 +143,87 @@ class Stream:
         else:
             stored = node.add_entry(sid, fields)
         entries = self._entries
-        entries.append_entry(key, enc, stored)
+        keys = entries._keys
+        if entries._len and len(keys[-1]) < LOAD:  # EntryIndex.append_entry's common case, inlined
+            keys[-1].append(key)
+            entries._vals[-1].append(stored)
+            entries._encs[-1].append(enc)
+            entries._maxes[-1] = key
+            entries._len += 1
+        else:
+            entries.append_entry(key, enc, stored)
+            if entries._len == 1:
+                self.first_id = sid
         self.last_id = sid
         self.entries_added += 1
-        if entries._len == 1:
-            self.first_id = sid
+
+    def add_next(self, fields: List[bytes], now: int, limits: Optional[Tuple[int, int]] = None) -> bytes:
+        """``XADD key * f v …``'s append (``streamAppendItem`` with a new ID): the ID after ``last_id`` at
+        ``now`` (``streamNextID``), the entry ``fields`` (a fresh list, kept) added; returns the ID's wire form.
+        Raises ReplyError with nothing changed (ID space exhausted, entry too large). O(fields).
+
+        The common case (the last node takes the entry, the last index chunk has room) runs here in one
+        frame: :meth:`add`, ``Node.add_entry`` and ``EntryIndex.append_entry`` inlined, same sizes and
+        state; anything else goes through :meth:`add`.
+        """
+        ms, seq = self.last_id
+        if now > ms:
+            if ms == U64_MAX and seq == U64_MAX:
+                raise ReplyError("XADD_ID_EXHAUSTED")
+            ms, seq = now, 0
+        elif seq < U64_MAX:
+            seq += 1
+        elif ms < U64_MAX:
+            ms, seq = ms + 1, 0
+        else:
+            raise ReplyError("XADD_ID_EXHAUSTED")
+        payload = sum(map(len, fields))
+        if payload > LISTPACK_MAX_SIZE:
+            raise ReplyError("ELEMENTS_TOO_LARGE")
+        enc = b"%d-%d" % (ms, seq)
+        sid = _new(StreamID, (ms, seq))
+        key = (ms << 64) | seq
+        node = self._tail
+        entries = self._entries
+        if node is None or not entries._len or not node.master < sid:
+            self.add(sid, key, enc, fields, payload, limits)
+            return enc
+        # the last node's fullness (Node.is_full)
+        max_bytes, max_entries = limits or self.node_limits()
+        if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
+            max_bytes = LISTPACK_MAX_SIZE
+        count, deleted = node.count, node.deleted
+        lp_bytes = node.base_bytes + (2 if count <= 127 else int_size(count))
+        lp_bytes += 2 if deleted <= 127 else int_size(deleted)
+        keys = entries._keys[-1]
+        names = fields[0::2]
+        if (lp_bytes + payload >= max_bytes or (max_entries and count + deleted >= max_entries)
+                or names != node._names or len(keys) >= LOAD):
+            self.add(sid, key, enc, fields, payload, limits)
+            return enc
+        # Node.add_entry, SAMEFIELDS: flags + ms-delta + seq-delta + the values + lp-count
+        master_ms, master_seq = node.master
+        d = ms - master_ms
+        size = 4 if 0 <= d <= 127 else 2 + int_size(delta(ms, master_ms))
+        d = seq - master_seq
+        size += 2 if 0 <= d <= 127 else int_size(delta(seq, master_seq))
+        size += node._same_tail
+        for value in fields[1::2]:
+            n = len(value)
+            size += n + 2 if n < 64 and (not n or value[0] not in INT_START) else str_size(value)
+        fields[0::2] = node.master_fields
+        node.base_bytes += size
+        node.count += 1
+        node.last_id = sid
+        # EntryIndex.append_entry into its last chunk
+        keys.append(key)
+        entries._vals[-1].append(tuple(fields))
+        entries._encs[-1].append(enc)
+        entries._maxes[-1] = key
+        entries._len += 1
+        self.last_id = sid
+        self.entries_added += 1
+        return enc
 
     # ---------------------------------------------------------------- reading
     def get(self, sid: Union[StreamID, int]) -> Optional[List[bytes]]:

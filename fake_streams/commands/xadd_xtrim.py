@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, List, NamedTuple, Optional, Tuple
 
 from ..errors import ReplyError
-from ..ids import MAX_ID, MIN_ID, U64_MAX, StreamID, make_id, next_id, parse_strict_id, parse_xadd_id
+from ..ids import MAX_ID, MIN_ID, U64_MAX, StreamID, next_id, parse_strict_id, parse_xadd_id
 from ..nodes import LISTPACK_MAX_SIZE
 from .base import Context, cstr, parse_count, spec
 
@@ -219,17 +219,7 @@ def append_now(stream: Any, args: List[bytes], now: int, limits: Optional[Tuple[
 
     The caller does the rest of the command: WATCH (``modified``), the ``xadd`` event, ``signal_ready``.
     """
-    last = stream.last_id
-    if last == MAX_ID:
-        raise ReplyError("XADD_ID_EXHAUSTED")
-    sid = make_id(now, 0) if now > last[0] else last.incr()
-    fields = args[2:]
-    total = sum(map(len, fields))
-    if total > LISTPACK_MAX_SIZE:
-        raise ReplyError("ELEMENTS_TOO_LARGE")
-    enc = b"%d-%d" % sid
-    stream.add(sid, (sid[0] << 64) | sid[1], enc, fields, total, limits)
-    return enc
+    return stream.add_next(args[2:], now, limits)
 
 
 def xtrim(ctx: Context, args: List[bytes]) -> int:

@@ -638,3 +638,27 @@ def test_xadd_runs_with_options_and_ids_answer_alike(direct_calls, monkeypatch):
     assert (f0, _norm(f1)) == (s0, _norm(s1))
     assert sum(isinstance(x, redis.ResponseError) for x in f1[1]) >= 6
     assert len(parsed) >= 8  # the option / explicit-ID forms ran in the run (argument errors stop before)
+
+
+def test_prepare_all_str_path_encodes_as_the_general_loop():
+    """prepare's one-pass encode of all-str commands: exact str only, the usual codec, same argv and arity check."""
+    server = FakeStreamsServer()
+    r = server.client()
+    r.ping()
+    conn = r.connection_pool.get_connection()
+
+    class Sub(str):
+        def encode(self, *args, **kwargs):  # the pure-Python packer would call this
+            return b"other"
+
+    spec_, args, argv = fastpath.prepare(conn, ("XADD", "s", "*", "f", "é"))
+    assert (args, argv) == ([b"s", b"*", b"f", "é".encode()], [b"XADD", b"s", b"*", b"f", "é".encode()])
+    assert args is not argv and spec_.name == "xadd"
+    assert fastpath.prepare(conn, ("XADD", "s", "*", "f", Sub("v"))) is None  # the packer decides
+    assert fastpath.prepare(conn, ("XADD", "s", "*", "f", "\udcff")) is None  # the packer raises
+    assert fastpath.prepare(conn, ("XADD", "s", "*")) is None  # wrong arity: the dispatch path renders it
+    assert fastpath.prepare(conn, ("XLEN", "s"))[1:] == ([b"s"], [b"XLEN", b"s"])
+    assert fastpath.prepare(conn, ("XADD", "s", "*", "n", 1, "x", 1.5, "b", b"\xff"))[1] == [
+        b"s", b"*", b"n", b"1", b"x", b"1.5", b"b", b"\xff"]
+    r.connection_pool.release(conn)
+    server.close()

@@ -102,3 +102,76 @@ def test_pop_sorted_runs_match_a_dict_model(seed):
         assert removed == expected and values == [model.pop(k) for k in expected]
         assert [(sid[0] << 64) | sid[1] for sid in index] == sorted(model)
         index._check()
+
+
+# ------------------------------------------- Stream.add_next (XADD key * …) against the general add
+def _reference_add_next(stream, fields, now, limits):
+    """streamNextID + Stream.add, the general path add_next inlines."""
+    from fake_streams.ids import MAX_ID, make_id
+    from fake_streams.nodes import LISTPACK_MAX_SIZE
+
+    last = stream.last_id
+    if last == MAX_ID:
+        raise ReplyError("XADD_ID_EXHAUSTED")
+    sid = make_id(now, 0) if now > last[0] else last.incr()
+    total = sum(map(len, fields))
+    if total > LISTPACK_MAX_SIZE:
+        raise ReplyError("ELEMENTS_TOO_LARGE")
+    enc = b"%d-%d" % sid
+    stream.add(sid, (sid[0] << 64) | sid[1], enc, fields, total, limits)
+    return enc
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_add_next_matches_the_general_add(seed):
+    import random
+
+    from fake_streams.ids import make_id
+    from fake_streams.stream import Stream
+
+    rnd = random.Random(seed)
+    values = [b"", b"v", b"12", b"-3", b"007", b"x" * 63, b"y" * 64, b"9" * 20, b"u:1234", b"z" * 300]
+    names = [[b"user", b"action"], [b"a"], [b"user", b"act"], [b"1", b"2", b"3"]]
+    limits = rnd.choice([None, (4096, 100), (0, 0), (300, 7), (100_000, 1000)])
+    fast, slow = Stream(), Stream()
+    now = 1_000
+    for _step in range(600):
+        roll = rnd.random()
+        if roll < 0.3:
+            now += rnd.choice([1, 2, 200, 5_000])
+        elif roll < 0.33 and len(fast):  # tombstones: the tail node may hold deleted entries only
+            victim = rnd.choice([sid for sid, _ in fast.range(make_id(0, 0), fast.last_id)])
+            assert fast.delete(victim) == slow.delete(victim)
+        elif roll < 0.34:  # a clock behind last_id: the sequence goes on
+            now -= 50
+        row = rnd.choice(names)
+        fields = [item for name in row for item in (name, rnd.choice(values))]
+        assert fast.add_next(list(fields), now, limits) == _reference_add_next(slow, list(fields), now, limits)
+    assert fast.node_layout() == slow.node_layout()
+    assert fast.range(make_id(0, 0), fast.last_id) == slow.range(make_id(0, 0), slow.last_id)
+    assert (fast.last_id, fast.first_id, fast.entries_added) == (slow.last_id, slow.first_id, slow.entries_added)
+    fast._check()
+
+
+def test_add_next_errors_change_nothing(monkeypatch):
+    from fake_streams import stream as stream_module
+    from fake_streams.ids import U64_MAX, make_id
+    from fake_streams.stream import Stream
+
+    s = Stream()
+    s.add_next([b"f", b"v"], 5)
+    s.last_id = make_id(U64_MAX, U64_MAX)
+    with pytest.raises(ReplyError) as exc:
+        s.add_next([b"f", b"v"], 10)
+    assert exc.value.key == "XADD_ID_EXHAUSTED"
+    s.last_id = make_id(U64_MAX, U64_MAX - 1)
+    assert s.add_next([b"f", b"v"], 10) == b"%d-%d" % (U64_MAX, U64_MAX)
+    s.last_id = make_id(7, U64_MAX)
+    assert s.add_next([b"f", b"v"], 3) == b"8-0"
+    monkeypatch.setattr(stream_module, "LISTPACK_MAX_SIZE", 100)  # instead of a 1 GiB entry
+    big = b"x" * 100
+    before = (s.last_id, len(s), s.node_layout())
+    with pytest.raises(ReplyError) as exc:
+        s.add_next([b"f", big], 100)
+    assert exc.value.key == "ELEMENTS_TOO_LARGE"
+    assert (s.last_id, len(s), s.node_layout()) == before
