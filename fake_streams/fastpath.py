@@ -83,17 +83,11 @@ def _str_codec(conn: Any) -> Optional[Tuple[str, str]]:
     """How the connection's packer encodes a str argument; None for an unknown packer (fall back)."""
     packer = type(getattr(conn, "_command_packer", None))
     if packer is HiredisRespSerializer:
-        return _UTF8
+        return "utf-8", "strict"
     if packer is PythonRespSerializer or packer is type(None):  # redis.asyncio packs with the encoder
         encoder = conn.encoder
-        codec = (encoder.encoding, encoder.encoding_errors)
-        return _UTF8 if codec == _UTF8 else codec
+        return encoder.encoding, encoder.encoding_errors
     return None
-
-
-#: the usual codec (``str.encode()``'s default); prepare encodes all-str commands with one ``map``
-_UTF8 = ("utf-8", "strict")
-_encode = str.encode
 
 
 def _acl_ok(sock: Any, fake: Any) -> bool:
@@ -168,21 +162,11 @@ def prepare(conn: Any, args: Tuple[Any, ...]) -> Optional[Tuple[Any, list, list]
     if entry is None or codec is None:
         return None
     spec, sub, name = entry
-    rest = args[1:]
-    if codec is _UTF8 and sub is None and list(map(type, rest)).count(str) == len(rest):
-        try:  # every argument an exact str, the packer's default codec: one C-level pass
-            encoded = list(map(_encode, rest))
-        except UnicodeError:
-            return None
-        argc = len(encoded) + 1
-        if not (argc == spec.arity if spec.arity >= 0 else argc >= -spec.arity):  # = spec.arity_ok(argc)
-            return None
-        return spec, encoded, [name, *encoded]
     argv = [name, sub] if sub is not None else [name]
     append = argv.append
     encoding, errors = codec
     try:
-        for arg in rest:
+        for arg in args[1:]:
             kind = type(arg)
             if kind is str:
                 append(arg.encode(encoding, errors))

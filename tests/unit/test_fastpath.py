@@ -640,8 +640,9 @@ def test_xadd_runs_with_options_and_ids_answer_alike(direct_calls, monkeypatch):
     assert len(parsed) >= 8  # the option / explicit-ID forms ran in the run (argument errors stop before)
 
 
-def test_prepare_all_str_path_encodes_as_the_general_loop():
-    """prepare's one-pass encode of all-str commands: exact str only, the usual codec, same argv and arity check."""
+def test_prepare_encodes_exact_types_only():
+    """prepare: exact str/bytes/int/float encoded as the packer would; anything else (a str subclass, an
+    unencodable str, a wrong arity) → None, the dispatch path decides."""
     server = FakeStreamsServer()
     r = server.client()
     r.ping()
