@@ -64,6 +64,19 @@ Entry = Tuple[StreamID, List[bytes]]
 _new = tuple.__new__  # StreamID without NamedTuple.__new__ (as ids.make_id)
 
 
+
+def _node_full(node: Node, payload: int, limits: Tuple[int, int]) -> bool:
+    """``Node.is_full`` for the XADD hot paths (no property, one frame): an entry of ``payload`` field+value
+    bytes opens a new node when ``lp_bytes + payload >= stream-node-max-bytes`` or
+    ``count + deleted >= stream-node-max-entries`` (``limits`` = :meth:`Stream.node_limits`). O(1)."""
+    max_bytes, max_entries = limits
+    if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
+        max_bytes = LISTPACK_MAX_SIZE
+    count, deleted = node.count, node.deleted
+    lp_bytes = (node.base_bytes + (2 if count <= 127 else int_size(count))
+                + (2 if deleted <= 127 else int_size(deleted)))
+    return lp_bytes + payload >= max_bytes or (bool(max_entries) and count + deleted >= max_entries)
+
 class Stream:
     """One stream. ``groups`` maps group name (bytes) → group object, iterated in name order."""
 
@@ -119,18 +132,9 @@ class Stream:
             if node.master > sid:  # only after XSETID moved last_id below a tombstone-only tail node
                 node = self._nodes.floor_value(key)
             if node is not None and node.master != sid:
-                # Node.is_full, inlined: lp_bytes + payload >= max bytes, or count + deleted >= max entries
                 if payload < 0:
                     payload = sum(map(len, fields))
-                max_bytes, max_entries = limits or self.node_limits()
-                if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
-                    max_bytes = LISTPACK_MAX_SIZE
-                count, deleted = node.count, node.deleted
-                lp_bytes = node.base_bytes + (2 if count <= 127 else int_size(count))
-                lp_bytes += 2 if deleted <= 127 else int_size(deleted)
-                if lp_bytes + payload >= max_bytes:
-                    node = None
-                elif max_entries and count + deleted >= max_entries:
+                if _node_full(node, payload, limits or self.node_limits()):
                     node = None
         if node is None:
             node = Node(sid, fields)
@@ -188,17 +192,10 @@ class Stream:
         if node is None or not entries._len or not node.master < sid:
             self.add(sid, key, enc, fields, payload, limits)
             return enc
-        # the last node's fullness (Node.is_full)
-        max_bytes, max_entries = limits or self.node_limits()
-        if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
-            max_bytes = LISTPACK_MAX_SIZE
-        count, deleted = node.count, node.deleted
-        lp_bytes = node.base_bytes + (2 if count <= 127 else int_size(count))
-        lp_bytes += 2 if deleted <= 127 else int_size(deleted)
         keys = entries._keys[-1]
         names = fields[0::2]
-        if (lp_bytes + payload >= max_bytes or (max_entries and count + deleted >= max_entries)
-                or names != node._names or len(keys) >= LOAD):
+        if (_node_full(node, payload, limits or self.node_limits()) or names != node._names
+                or len(keys) >= LOAD):
             self.add(sid, key, enc, fields, payload, limits)
             return enc
         # Node.add_entry, SAMEFIELDS: flags + ms-delta + seq-delta + the values + lp-count
