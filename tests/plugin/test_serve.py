@@ -34,6 +34,7 @@ def test_patched_in_process_clients_of_the_served_url_share_its_state(fake_redis
 
 
 def test_served_port_is_closed_at_teardown(pytester):
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")  # (pytest-asyncio's warning)
     pytester.makepyfile(
         """
         import socket
