@@ -35,7 +35,7 @@ import asyncio
 import collections
 import os
 import time
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 from weakref import WeakKeyDictionary
 
 from fakeredis._helpers import SimpleError
@@ -256,21 +256,29 @@ def send_deferred(conn: Any, deferred: DeferredCommands, check_health: bool) -> 
     if check_health:
         conn.check_health()
     try:
-        i, n = 0, len(deferred)
-        while i < n:
-            prepared, payload = deferred[i]
-            if prepared is not None:
-                j = run_deferred(conn, deferred, i)
-                if j > i:
-                    i = j
-                    continue
-                payload = conn.pack_command(*payload)
+        for payload in socket_payloads(conn, deferred):
             for chunk in payload:
                 conn._sock.sendall(chunk)
-            i += 1
     except BaseException:
         conn.disconnect()
         raise
+
+
+def socket_payloads(conn: Any, deferred: DeferredCommands) -> Iterator[Any]:
+    """Walk :func:`pack_commands`' result in order: runs of stream commands directly (:func:`run_deferred`),
+    yielding the packed RESP chunks of every command that must go through the socket, each when its turn
+    comes (lazily, so direct and socket commands keep their order). Shared by the sync and asyncio hooks."""
+    i, n = 0, len(deferred)
+    while i < n:
+        prepared, payload = deferred[i]
+        if prepared is not None:
+            j = run_deferred(conn, deferred, i)
+            if j > i:
+                i = j
+                continue
+            payload = conn.pack_command(*payload)
+        yield payload
+        i += 1
 
 
 def _run(sock: Any, session: Any, batch: Any, i: int) -> int:
@@ -485,17 +493,8 @@ class AsyncFastPath:
         if check_health:
             await self.check_health()  # type: ignore[attr-defined]
         try:
-            i, n = 0, len(command)
-            while i < n:
-                prepared, payload = command[i]
-                if prepared is not None:
-                    j = run_deferred(self, command, i)
-                    if j > i:
-                        i = j
-                        continue
-                    payload = self.pack_command(*payload)  # type: ignore[attr-defined]
+            for payload in socket_payloads(self, command):
                 self._writer.writelines(payload)  # type: ignore[attr-defined]
-                i += 1
             await self._writer.drain()  # type: ignore[attr-defined]
         except BaseException:
             await self.disconnect(nowait=True)  # type: ignore[attr-defined]

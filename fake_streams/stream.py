@@ -147,17 +147,9 @@ class Stream:
         else:
             stored = node.add_entry(sid, fields)
         entries = self._entries
-        keys = entries._keys
-        if entries._len and len(keys[-1]) < LOAD:  # EntryIndex.append_entry's common case, inlined
-            keys[-1].append(key)
-            entries._vals[-1].append(stored)
-            entries._encs[-1].append(enc)
-            entries._maxes[-1] = key
-            entries._len += 1
-        else:
-            entries.append_entry(key, enc, stored)
-            if entries._len == 1:
-                self.first_id = sid
+        entries.append_entry(key, enc, stored)
+        if entries._len == 1:
+            self.first_id = sid
         self.last_id = sid
         self.entries_added += 1
 
