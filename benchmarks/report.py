@@ -333,6 +333,17 @@ def fills_md(results: Dict[str, Any]) -> str:
 # ------------------------------------------------------------------------------------------ targets
 
 
+def _ratios_to_ours(results: Any, plabel: str, names: Dict[str, str], sizes: List[int], other: str) -> List[Tuple[float, str]]:
+    """``(other's median ÷ ours, "workload @ N")`` for every cell where both backends have a median."""
+    out: List[Tuple[float, str]] = []
+    for wl in names:
+        for s in sizes:
+            o, x = _med(results, plabel, wl, s, "ours"), _med(results, plabel, wl, s, other)
+            if o and x:
+                out.append((x / o, f"{names[wl]} @ {size_label(s)}"))
+    return out
+
+
 def ceiling_text(results: Dict[str, Any], plabel: str, sizes: List[int], names: Dict[str, str]) -> str:
     """One line: per workload below 4× (its worst size), the ceiling fakeredis/bare and the cost 4× needs."""
     parts = []
@@ -377,12 +388,7 @@ def targets_text(results: Dict[str, Any], chosen: List[Any]) -> str:
         m = max(worst)
         lines.append(f"[{verdict(m[0] <= 1.5)}] ours ≤ 1.5× floor on XADD, XREADGROUP+XACK, XRANGE 10: worst {m[0]:.2f}× ({m[1]}); at N={size_label(sizes[0])}: {detail}")
     # 2. >= 4x faster than fakeredis on every workload
-    speed: List[Tuple[float, str]] = []
-    for wl in names:
-        for s in sizes:
-            o, fr = _med(results, plabel, wl, s, "ours"), _med(results, plabel, wl, s, "fakeredis")
-            if o and fr:
-                speed.append((fr / o, f"{names[wl]} @ {size_label(s)}"))
+    speed = _ratios_to_ours(results, plabel, names, sizes, "fakeredis")
     if speed:
         m = min(speed)
         lines.append(f"[{verdict(m[0] >= 4)}] ≥ 4× faster than fakeredis on every workload: worst {m[0]:.2f}× ({m[1]}), best {max(speed)[0]:.0f}×")
@@ -390,12 +396,7 @@ def targets_text(results: Dict[str, Any], chosen: List[Any]) -> str:
         if ceiling:
             lines.append(ceiling)
     # 3. faster than the real server
-    real: List[Tuple[float, str]] = []
-    for wl in names:
-        for s in sizes:
-            o, rl = _med(results, plabel, wl, s, "ours"), _med(results, plabel, wl, s, "real")
-            if o and rl:
-                real.append((rl / o, f"{names[wl]} @ {size_label(s)}"))
+    real = _ratios_to_ours(results, plabel, names, sizes, "real")
     if real:
         m = min(real)
         lines.append(f"[{verdict(m[0] > 1)}] faster than the real server over loopback: worst real/ours {m[0]:.2f}× ({m[1]})")

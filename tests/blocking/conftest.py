@@ -257,10 +257,7 @@ _DUO_TARGETS = [t for t in TARGETS if t.main]
 @pytest.fixture(params=[_conformance.target_param(t) for t in _DUO_TARGETS])
 def duo(request, oracle_pool):  # noqa: F811  (oracle_pool is a fixture)
     target = request.param
-    try:
-        oracle = oracle_pool.get(target)
-    except LookupError as exc:
-        _conformance.missing_oracle(str(exc))
+    oracle = _conformance.oracle_of(oracle_pool, target)
     if target.profile is None:
         _conformance.missing_oracle(target.skip_reason or f"no fake profile for {target.label}")
     oracle.reset()

@@ -91,6 +91,15 @@ def missing_oracle(reason: str) -> None:
     pytest.skip(reason)
 
 
+def oracle_of(oracle_pool: Any, target: Any) -> Any:
+    """The running oracle of ``target``; a server that cannot start is :func:`missing_oracle`."""
+    __tracebackhide__ = True
+    try:
+        return oracle_pool.get(target)
+    except LookupError as exc:
+        missing_oracle(str(exc))
+
+
 @pytest.fixture(scope="session")
 def oracle_pool():
     yield _POOL
@@ -106,10 +115,7 @@ def conformance_target(request):
 def pair(request, conformance_target, oracle_pool):
     """A fake and a real server under one protocol; see tests/conformance/README.md."""
     target = conformance_target
-    try:
-        oracle = oracle_pool.get(target)
-    except LookupError as exc:
-        missing_oracle(str(exc))
+    oracle = oracle_of(oracle_pool, target)
     self_check = self_check_mode(request.config)
     server_cls, conn_cls, why = fake_api()
     if not self_check and server_cls is None:

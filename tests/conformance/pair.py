@@ -34,6 +34,7 @@ from fake_streams.profiles import Profile
 from .oracles import STATS, Oracle, Target, parse_info, protocol_kwargs
 from .replies import (
     Err,
+    IdAliases,
     Normalizer,
     capture,
     encode_args,
@@ -130,13 +131,14 @@ class Pair:
         self.self_check = fake_server is None
         self._fake_connection_class = fake_connection_class
         # aliases and known differences are shared by every client pair of one test
-        self.alias: Dict[bytes, bytes] = shared.alias if shared else {}
-        self._unalias: Dict[bytes, bytes] = shared._unalias if shared else {}
+        self.aliases: IdAliases = shared.aliases if shared else IdAliases()
+        self.alias: Dict[bytes, bytes] = self.aliases.fake_to_real
+        self._unalias: Dict[bytes, bytes] = self.aliases.real_to_fake
         self._known: List[_KnownDifference] = shared._known if shared else []
         self._children: List[Pair] = []
         self._root: Pair = shared._root if shared else self
         self._fake_control: Optional[Side] = None
-        self.real = Side("real", oracle.connect(self.protocol), args=self._to_real_args)
+        self.real = Side("real", oracle.connect(self.protocol), args=self.aliases.to_real_args)
         self.fake: Optional[Side] = None
         if fake_server is not None:
             conn = fake_connection_class(server=fake_server, **protocol_kwargs(self.protocol))
@@ -175,23 +177,7 @@ class Pair:
     def add_alias(self, real_id: bytes, fake_id: bytes) -> bool:
         """Record that ``real_id`` (real server) and ``fake_id`` (fake) name the same entry; False if either
         is already paired with another ID."""
-        if self.alias.get(fake_id, real_id) != real_id or self._unalias.get(real_id, fake_id) != fake_id:
-            return False
-        self.alias[fake_id] = real_id
-        self._unalias[real_id] = fake_id
-        return True
-
-    def _to_real_args(self, args: List[bytes]) -> List[bytes]:
-        if not self.alias:
-            return args
-        out = []
-        for a in args:
-            if a in self.alias:
-                a = self.alias[a]
-            elif a[:1] == b"(" and a[1:] in self.alias:
-                a = b"(" + self.alias[a[1:]]
-            out.append(a)
-        return out
+        return self.aliases.add(real_id, fake_id)
 
     # -- comparisons ----------------------------------------------------------------------------
 

@@ -105,6 +105,37 @@ def _errors_to_values(reply: Any) -> Any:
     return reply
 
 
+class IdAliases:
+    """Clock-made IDs paired across the two sides (a bijection): ``fake_to_real`` translates arguments that
+    name a fake ID for the real server, ``real_to_fake`` translates real replies back (:func:`translate`)."""
+
+    def __init__(self) -> None:
+        self.fake_to_real: dict = {}
+        self.real_to_fake: dict = {}
+
+    def add(self, real_id: bytes, fake_id: bytes) -> bool:
+        """Record that ``real_id`` and ``fake_id`` name the same entry; False if either is paired elsewhere."""
+        if self.fake_to_real.get(fake_id, real_id) != real_id or self.real_to_fake.get(real_id, fake_id) != fake_id:
+            return False
+        self.fake_to_real[fake_id] = real_id
+        self.real_to_fake[real_id] = fake_id
+        return True
+
+    def to_real_args(self, args: List[bytes]) -> List[bytes]:
+        """``args`` with every aliased fake ID (also as an exclusive ``(`` bound) replaced by the real one."""
+        alias = self.fake_to_real
+        if not alias:
+            return args
+        out = []
+        for a in args:
+            if a in alias:
+                a = alias[a]
+            elif a[:1] == b"(" and a[1:] in alias:
+                a = b"(" + alias[a[1:]]
+            out.append(a)
+        return out
+
+
 # ---------------------------------------------------------------------------------------------
 # Differences
 

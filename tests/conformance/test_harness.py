@@ -12,7 +12,7 @@ import pytest
 from fake_streams.profiles import get_profile
 from tests.support.redis_compat import NO_RESP3
 
-from .conftest import missing_oracle, protocol_param
+from .conftest import oracle_of, protocol_param
 from .oracles import PROTOCOLS, Target
 from .pair import Pair
 from .replies import Err, WireMapParser, expected_err, first_difference, ids, set_field, shape, times
@@ -87,10 +87,7 @@ def test_set_field__resp2_and_resp3():
 def cross(request, oracle_pool):
     targets = {}
     for kind, label in (("redis", "redis7.0"), ("valkey", "valkey9.1")):
-        try:
-            targets[kind] = oracle_pool.get(Target(kind, label, "7.0", request.param, True))
-        except LookupError as exc:
-            missing_oracle(str(exc))
+        targets[kind] = oracle_of(oracle_pool, Target(kind, label, "7.0", request.param, True))
     redis_oracle, valkey_oracle = targets["redis"], targets["valkey"]
     redis_oracle.reset()
     valkey_oracle.reset()

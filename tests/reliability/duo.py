@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from fake_streams import FakeStreamsConnection, FakeStreamsServer, ManualClock
 from tests.conformance.oracles import Oracle, client_limitation, protocol_kwargs
 from tests.conformance.pair import Side
-from tests.conformance.replies import Err, encode_args, first_difference, translate
+from tests.conformance.replies import Err, IdAliases, encode_args, first_difference, translate
 
 Normalizer = Callable[[Any, Any, Any], Any]
 
@@ -74,8 +74,9 @@ class Duo:
         self.clock = ManualClock(oracle.time_ms())
         self.server = FakeStreamsServer(version=profile, clock=self.clock, commands=commands)
         self.profile = self.server.profile
-        self.alias: Dict[bytes, bytes] = {}  # fake ID -> real ID
-        self._unalias: Dict[bytes, bytes] = {}  # real ID -> fake ID
+        self.aliases = IdAliases()
+        self.alias: Dict[bytes, bytes] = self.aliases.fake_to_real  # fake ID -> real ID
+        self._unalias: Dict[bytes, bytes] = self.aliases.real_to_fake  # real ID -> fake ID
         self.transcript: List[str] = []
         self._real: Dict[int, Side] = {}
         self._fake: Dict[int, Side] = {}
@@ -90,7 +91,7 @@ class Duo:
         runner = pool.get(protocol)
         if runner is None:
             if side == "real":
-                runner = Side("real", self.oracle.connect(protocol), args=self.to_real_args)
+                runner = Side("real", self.oracle.connect(protocol), args=self.aliases.to_real_args)
             else:
                 conn = FakeStreamsConnection(server=self.server, **protocol_kwargs(protocol))
                 conn.connect()
@@ -110,23 +111,7 @@ class Duo:
 
     def add_alias(self, real_id: bytes, fake_id: bytes) -> bool:
         """Pair a real and a fake clock-made ID (a bijection); False if either is paired elsewhere."""
-        if self.alias.get(fake_id, real_id) != real_id or self._unalias.get(real_id, fake_id) != fake_id:
-            return False
-        self.alias[fake_id] = real_id
-        self._unalias[real_id] = fake_id
-        return True
-
-    def to_real_args(self, args: List[bytes]) -> List[bytes]:
-        if not self.alias:
-            return args
-        out = []
-        for a in args:
-            if a in self.alias:
-                a = self.alias[a]
-            elif a[:1] == b"(" and a[1:] in self.alias:
-                a = b"(" + self.alias[a[1:]]
-            out.append(a)
-        return out
+        return self.aliases.add(real_id, fake_id)
 
     # ---------------------------------------------------------------------------------- running
     def real(self, protocol: int, argv: Sequence[Any]) -> Any:

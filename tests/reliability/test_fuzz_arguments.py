@@ -34,7 +34,7 @@ import pytest
 from fake_streams.commands import COMMANDS
 from fake_streams.errors import ReplyError
 from fake_streams.stream import Stream
-from tests.conformance.conftest import TARGETS, missing_oracle
+from tests.conformance.conftest import TARGETS, oracle_of
 from tests.conformance.replies import Err
 
 from .conftest import FIGURES, derandomized, env_float, env_int
@@ -235,10 +235,7 @@ def _nul_in_name(argv: Sequence[bytes]) -> bool:
 @pytest.mark.parametrize("target", REAL_TARGETS, ids=[t.label for t in REAL_TARGETS])
 def test_fuzz_error_texts_match_real_server(target, oracle_pool):
     """A sample of vectors on the fake and a real server: where either replies with an error, both do, same text."""
-    try:
-        oracle = oracle_pool.get(target)
-    except LookupError as exc:
-        missing_oracle(str(exc))
+    oracle = oracle_of(oracle_pool, target)
     seed = fuzz_seed() ^ 0xD1FF
     rng = random.Random(seed)
     failures = Failures(seed)

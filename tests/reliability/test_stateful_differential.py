@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
-from tests.conformance.conftest import TARGETS, missing_oracle
+from tests.conformance.conftest import TARGETS, oracle_of
 from tests.conformance.replies import Err, times
 
 from .conftest import FIGURES, derandomized, env_int
@@ -268,10 +268,7 @@ def machine_class(oracle: Any, profile: str, tally: dict) -> type:
 @pytest.mark.parametrize("target", ORACLES, ids=[t.label for t in ORACLES])
 def test_stateful_differential(target, oracle_pool):
     """0 divergences over FAKE_STREAMS_DIFF_STEPS random steps against this oracle."""
-    try:
-        oracle = oracle_pool.get(target)
-    except LookupError as exc:
-        missing_oracle(str(exc))
+    oracle = oracle_of(oracle_pool, target)
     tally: dict = {"examples": 0, "steps": 0, "comparisons": 0, "transactions": 0, "state checks": 0}
     tally = _Tally(tally)
     # hypothesis runs up to STEPS_PER_EXAMPLE steps per example (fewer for some); size max_examples so the
@@ -314,10 +311,7 @@ def _first_oracle(oracle_pool: Any, kind: str) -> Any:
     targets = [t for t in ORACLES if t.kind == kind]
     if not targets:
         pytest.skip(f"no {kind} oracle discovered")
-    try:
-        return oracle_pool.get(targets[0]), targets[0]
-    except LookupError as exc:
-        missing_oracle(str(exc))
+    return oracle_of(oracle_pool, targets[0]), targets[0]
 
 
 @pytest.mark.real
