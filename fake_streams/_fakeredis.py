@@ -520,6 +520,7 @@ class StreamsSocketMixin:
 
     _sf_session: Any = None
     _sf_fields: Any = None
+    _killed = False  # CLIENT KILL / an injected drop (read by the direct path's state check)
     _sf_script_argv: Any = None
 
     def _process_command(self, fields: Any) -> None:

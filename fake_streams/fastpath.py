@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import os
+import sys
 import time
 from typing import Any, Dict, Iterator, Optional, Tuple
 from weakref import WeakKeyDictionary
@@ -48,12 +49,14 @@ from .commands.xadd_xtrim import append_now, append_parsed, parse_xadd_args
 from .commands.xadd_xtrim import xadd as _XADD
 from .errors import ReplyError
 from .reply import Status
+from .sessions import AsyncSession, SyncSession
 from .stream import Stream
 
 #: global switch (tests/benchmarks); per server: ``server.fast_path = False``
 ENABLED = os.environ.get("FAKE_STREAMS_FAST_PATH", "1") not in ("0", "false", "no", "off")
 
-_Entry = Tuple[Any, Optional[bytes], bytes]  # (spec, typed subcommand or None, typed command name)
+#: (spec, typed subcommand or None, typed command name, least and most arguments after the names)
+_Entry = Tuple[Any, Optional[bytes], bytes, int, int]
 _TABLES: WeakKeyDictionary[Any, Dict[Any, _Entry]] = WeakKeyDictionary()
 
 
@@ -69,7 +72,10 @@ def _table(router: Any) -> Dict[Any, _Entry]:
         base, _, sub = name.partition("|")
         for word in (name.upper(), name.lower()):
             b, _, s = word.partition("|")
-            entry = (spec, s.encode() if sub else None, b.encode())
+            names = 2 if sub else 1  # the arity counts the command (and subcommand) name
+            least = (spec.arity if spec.arity >= 0 else -spec.arity) - names
+            most = spec.arity - names if spec.arity >= 0 else sys.maxsize
+            entry = (spec, s.encode() if sub else None, b.encode(), least, most)
             if sub:
                 table[f"{b} {s}"] = entry
             else:
@@ -79,14 +85,19 @@ def _table(router: Any) -> Dict[Any, _Entry]:
     return table
 
 
+_UTF8 = ("utf-8", "strict")
+
+
 def _str_codec(conn: Any) -> Optional[Tuple[str, str]]:
-    """How the connection's packer encodes a str argument; None for an unknown packer (fall back)."""
+    """How the connection's packer encodes a str argument (:data:`_UTF8` when that is ``str.encode()``'s
+    default); None for an unknown packer (fall back)."""
     packer = type(getattr(conn, "_command_packer", None))
     if packer is HiredisRespSerializer:
-        return "utf-8", "strict"
+        return _UTF8
     if packer is PythonRespSerializer or packer is type(None):  # redis.asyncio packs with the encoder
         encoder = conn.encoder
-        return encoder.encoding, encoder.encoding_errors
+        codec = (encoder.encoding, encoder.encoding_errors)
+        return _UTF8 if codec == _UTF8 else codec
     return None
 
 
@@ -118,32 +129,29 @@ def _grants_everything(acl: Any) -> bool:
 
 def _health_due(conn: Any, is_async: bool) -> bool:
     """redis-py's check_health condition (sync: monotonic clock; asyncio: the loop's clock)."""
-    if not conn.health_check_interval:
-        return False
     now = asyncio.get_running_loop().time() if is_async else time.monotonic()
     return now > conn.next_health_check
 
 
 def _usable(conn: Any, sock: Any, session: Any, health: bool, is_async: bool) -> bool:
-    """Every condition under which the direct path behaves exactly as the dispatch path (see module doc)."""
+    """Every condition under which the direct path behaves exactly as the dispatch path (see module doc).
+    O(1); the cheapest and likeliest refusals first (this runs before every direct command)."""
     server = session.server
-    if server.faults is not None or not getattr(server, "fast_path", True):
-        return False
-    fake = sock._server
-    if fake is None or not fake.connected or getattr(sock, "_killed", False) or not session.alive or session.depth:
-        return False
-    if getattr(fake, "pause_until", 0.0) and fake.pause_until > time.time():  # CLIENT PAUSE: let fakeredis decide
-        return False
-    if health and _health_due(conn, is_async):
+    if server.faults is not None or not server.fast_path or not session.alive or session.depth:
         return False
     if session.resume_pending:
         session.resume_if_pending()  # as sendall does: commands queued behind a served blocking read run first
-    if (sock._paused or sock._transaction is not None or sock._in_transaction or sock._pubsub
-            or getattr(sock, "_reply_off", False) or getattr(sock, "_reply_skip", False)
-            or getattr(sock, "_reply_skip_next", False)):  # CLIENT REPLY: fakeredis >= 2.35
+    fake = sock._server
+    if (fake is None or not fake.connected or sock._killed or sock._paused or sock._transaction is not None
+            or sock._in_transaction or sock._pubsub or sock._reply_off or sock._reply_skip
+            or sock._reply_skip_next or fake.closed_sockets):  # CLIENT REPLY: the socket mixin's defaults
+        return False
+    if getattr(fake, "pause_until", 0.0) and fake.pause_until > time.time():  # CLIENT PAUSE: let fakeredis decide
+        return False
+    if health and conn.health_check_interval and _health_due(conn, is_async):
         return False
     responses = sock.responses
-    if responses is None or (responses.qsize() if is_async else responses.queue) or fake.closed_sockets:
+    if responses is None or (responses.qsize() if is_async else responses.queue):
         return False
     return _acl_ok(sock, fake)
 
@@ -161,15 +169,15 @@ def prepare(conn: Any, args: Tuple[Any, ...]) -> Optional[Tuple[Any, list, list]
     entry = table.get(name) if type(name) is str or type(name) is bytes else None
     if entry is None or codec is None:
         return None
-    spec, sub, name = entry
-    argv = [name, sub] if sub is not None else [name]
-    append = argv.append
-    encoding, errors = codec
+    spec, sub, name, least, most = entry
+    out: list = []
+    append = out.append
+    utf8 = codec is _UTF8  # str.encode() without arguments: the common codec, and the cheaper call
     try:
         for arg in args[1:]:
             kind = type(arg)
             if kind is str:
-                append(arg.encode(encoding, errors))
+                append(arg.encode() if utf8 else arg.encode(*codec))
             elif kind is bytes:
                 append(arg)
             elif kind is int:
@@ -180,19 +188,18 @@ def prepare(conn: Any, args: Tuple[Any, ...]) -> Optional[Tuple[Any, list, list]
                 return None
     except UnicodeError:
         return None
-    if not spec.arity_ok(len(argv)):
+    if not least <= len(out) <= most:  # = spec.arity_ok(len(argv)), precomputed per table entry
         return None
-    return spec, argv[2 if sub is not None else 1:], argv
+    return spec, out, [name, sub, *out] if sub is not None else [name, *out]
 
 
 def _session(conn: Any, health: bool) -> Any:
     """The connection's session if the direct path may run a command now (see module doc), else None."""
     sock = conn._sock
     session = getattr(sock, "_sf_session", None)
-    if session is None:
-        return None
-    kind = type(session).__name__
-    if kind not in _SESSIONS or not _usable(conn, sock, session, health, kind == "AsyncSession"):
+    kind = type(session)
+    if (kind is not SyncSession and kind is not AsyncSession) or not _usable(conn, sock, session, health,
+                                                                             kind is AsyncSession):
         return None
     return session
 
@@ -206,9 +213,6 @@ def execute(conn: Any, prepared: Tuple[Any, list, list], health: bool = True) ->
     """
     session = _session(conn, health)
     return session is not None and _run(conn._sock, session, [(prepared, None)], 0) == 1
-
-
-_SESSIONS = ("SyncSession", "AsyncSession")
 
 
 def send(conn: Any, args: Tuple[Any, ...]) -> bool:
@@ -293,46 +297,55 @@ def _run(sock: Any, session: Any, batch: Any, i: int) -> int:
     if fast is None:
         fast = sock._sf_fast = collections.deque()
     server = session.server
+    lock = fake.lock
+    lock.acquire()
     try:
-        with fake.lock:
-            dbs = fake.dbs.values()
-            while i < n:
-                prepared = batch[i][0]
-                if prepared is None:
-                    break
-                spec, args, argv = prepared
-                sock._sf_fields = argv
-                now = time.time()
-                for db in dbs:
-                    db.time = now
-                if spec.handler is _XADD:
-                    j = _xadd_run(sock, session, batch, i, n, fast)
-                    if j > i:
-                        i = j
-                        continue
-                i += 1
-                # = Session.call + fakeredis's _decode_result: execute() opens and finishes the execution
-                # unit itself when none is open (``depth`` only matters to fakeredis's name lookups)
-                try:
-                    reply = server.execute(session, spec, args, argv)
-                except ReplyError as exc:
-                    fast.append(sock._decode_error(_fakeredis.error(exc, server.profile)))
+        dbs = fake.dbs.values()
+        while i < n:
+            prepared = batch[i][0]
+            if prepared is None:
+                break
+            now = time.time()  # = fakeredis's per-command db.time
+            for db in dbs:
+                db.time = now
+            spec, args, argv = prepared
+            if spec.handler is _XADD:
+                j = _xadd_run(sock, session, batch, i, n, fast)
+                if j > i:
+                    i = j
                     continue
-                except SimpleError as exc:
-                    fast.append(sock._decode_error(exc))
-                    continue
-                if reply is BLOCKED:  # parked: the reply comes through the socket's queue, later commands wait
-                    sock.pause()
-                    break
-                kind = type(reply)
-                if kind is Status:
-                    reply = reply.value
-                elif kind is list and Status in map(type, reply):  # (a C-level scan; help replies)
-                    _plain_list(reply)
-                fast.append(reply)
+            i += 1
+            if _answer(sock, server, session, spec, args, argv, fast):
+                break  # parked: the reply comes through the socket's queue, later commands wait
     finally:
+        lock.release()
         session.leave()
     return i
+
+
+def _answer(sock: Any, server: Any, session: Any, spec: Any, args: list, argv: list, fast: Any) -> bool:
+    """One command as Session.call + fakeredis's ``_decode_result`` would answer it (lock held, session
+    entered): its reply or error reply appended to ``fast``; True if it parked instead (its reply will come
+    through the socket's queue). ``server.execute`` opens and finishes the execution unit itself when none is
+    open (``depth`` only matters to fakeredis's name lookups). O(1) around the handler."""
+    try:
+        reply = server.execute(session, spec, args, argv)
+    except ReplyError as exc:
+        fast.append(sock._decode_error(_fakeredis.error(exc, server.profile)))
+        return False
+    except SimpleError as exc:
+        fast.append(sock._decode_error(exc))
+        return False
+    if reply is BLOCKED:
+        sock.pause()
+        return True
+    kind = type(reply)
+    if kind is Status:
+        reply = reply.value
+    elif kind is list and reply and type(reply[0]) is Status:  # help replies: only Status lines
+        _plain_list(reply)
+    fast.append(reply)
+    return False
 
 
 def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) -> int:
@@ -367,7 +380,6 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) ->
     decode_error = sock._decode_error
     append = fast.append
     added = False
-    last_argv = None
     try:
         while i < n:
             prepared = batch[i][0]
@@ -377,7 +389,6 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) ->
             if spec.handler is not _XADD or args[0] != key:
                 break
             i += 1
-            last_argv = argv
             try:
                 if len(args) > 3 and args[1] == b"*" and not len(args) % 2:  # = is_plain_xadd(args)
                     append(append_now(stream, args, int(wall_time() * 1000) if wall else now_ms(), limits))
@@ -390,8 +401,6 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) ->
             except Exception as exc:  # an engine bug: as server.execute answers it
                 append(decode_error(_fakeredis.error(server._internal_error(spec, args, exc), server.profile)))
     finally:
-        if last_argv is not None:
-            sock._sf_fields = last_argv
         if added:
             keyspace.changed(key)
     return i

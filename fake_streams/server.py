@@ -183,6 +183,8 @@ class FakeStreamsServer:
         self.backend.install_hooks(self.blocking)
         #: fault injection hook (see the module docstring); None = none
         self.faults: Any = None
+        #: False: every stream command takes fakeredis's dispatch path (fake_streams.fastpath; tests)
+        self.fast_path = True
         self._snapshot = self.profile.has("time_snapshot")
         self._started_ms = self.clock.now_ms()
         self._unsubscribe = self.clock.subscribe(self._on_clock_change) if self.clock.manual else None

@@ -153,22 +153,28 @@ class Session:
 
     # -------------------------------------------------------------------------------- closing
     def enter(self) -> bool:
-        """A command of this socket starts running (False: the socket is closed, do not run it)."""
-        with self._state:
-            if self._closed:
-                return False
-            self._busy += 1
-            return True
+        """A command of this socket starts running (False: the socket is closed, do not run it).
+        (``acquire``/``release`` rather than ``with``: a third cheaper, and this runs around every command.)"""
+        state = self._state
+        state.acquire()
+        if self._closed:
+            state.release()
+            return False
+        self._busy += 1
+        state.release()
+        return True
 
     def leave(self) -> None:
-        with self._state:
-            self._busy -= 1
-            close_now = self._busy == 0 and self._close_pending
-            if close_now:
-                self._close_pending = False
-                self._closed = True
-        if close_now:
-            self._sock._sf_close_now()
+        state = self._state
+        state.acquire()
+        self._busy -= 1
+        if self._busy or not self._close_pending:
+            state.release()
+            return
+        self._close_pending = False
+        self._closed = True
+        state.release()
+        self._sock._sf_close_now()
 
     def request_close(self) -> bool:
         """The connection closes the socket (any thread, maybe GC): True if it may be closed right now,
