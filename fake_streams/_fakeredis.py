@@ -253,7 +253,7 @@ class Keyspace:
             db.notify_watch(key)
             return
         registry = db._sf_registry
-        if registry is not None:
+        if registry is not None and registry.has_waiters():  # touched() ignores writes while nobody is blocked
             item = db._dict.get(key)
             registry.touched(db, key, None if item is None else item.value)
         watches = db._watches.get(key)

@@ -663,3 +663,25 @@ def test_prepare_encodes_exact_types_only():
         b"s", b"*", b"n", b"1", b"x", b"1.5", b"b", b"\xff"]
     r.connection_pool.release(conn)
     server.close()
+
+
+def test_prepare_arity_bounds_agree_with_the_specs():
+    """prepare checks the arity from bounds precomputed per table name: for every name (upper and lower case,
+    containers' "XINFO STREAM" form) and every argument count 0..12 it accepts exactly what
+    ``CommandSpec.arity_ok`` accepts for the full argv (names included)."""
+    server = FakeStreamsServer()
+    r = server.client()
+    r.ping()
+    conn = r.connection_pool.get_connection()
+    table = fastpath._table(server.router)
+    assert {"XADD", "xadd", b"XADD", b"xadd", "XINFO STREAM", "xinfo stream"} <= set(table)
+    checked = 0
+    for name, (spec_, sub, _, _, _) in table.items():
+        names = 2 if sub is not None else 1
+        for argc in range(13):
+            prepared = fastpath.prepare(conn, (name,) + ("k",) * argc)
+            assert (prepared is not None) == spec_.arity_ok(argc + names), (name, argc)
+            checked += 1
+    assert checked == 13 * len(table) > 13 * 40
+    r.connection_pool.release(conn)
+    server.close()
