@@ -175,11 +175,22 @@ class EntryIndex(IdMap):
 
         O(log n + k).
         """
+        maxes = self._maxes
+        i = bisect_right(maxes, k)
+        keys, encs, vals = self._keys, self._encs, self._vals
+        if i == len(maxes):
+            return [], [], []
+        ks = keys[i]
+        j = bisect_right(ks, k)
+        stop = len(ks)
+        if count and j + count <= stop:  # the usual COUNT read: one chunk holds it all
+            stop = j + count
+            return ks[j:stop], encs[i][j:stop], vals[i][j:stop]
+        if i + 1 == len(maxes):  # the last chunk: all of its tail
+            return ks[j:], encs[i][j:], vals[i][j:]
         out_k: List[int] = []
         out_e: List[bytes] = []
         out_v: List[Tuple[bytes, ...]] = []
-        i, j = self.seek(k, inclusive=False)
-        keys, encs, vals = self._keys, self._encs, self._vals
         while i < len(keys):
             stop = len(keys[i])
             if count:

@@ -216,30 +216,50 @@ def parse_strict_key(raw: bytes) -> int:
     return (sid[0] << 64) | sid[1]
 
 
-#: wire IDs recently delivered by XREADGROUP → their 128-bit keys (see :func:`remember_keys`)
-_RECENT: Dict[bytes, int] = {}
-#: :data:`_RECENT` is emptied when it grows past this many IDs (O(1) amortized, bounded memory)
-RECENT_MAX = 8192
+#: batches of wire IDs recently delivered by XREADGROUP: first wire ID → (wire IDs, their keys); see
+#: :func:`remember_keys`
+_RECENT: Dict[bytes, Tuple[List[bytes], List[int]]] = {}
+#: everything remembered is forgotten once more than this many IDs were noted (O(1) amortized, bounded memory)
+RECENT_MAX = 65536
+_recent_size = 0
 
 
 def remember_keys(encs: List[bytes], keys: List[int]) -> None:
-    """Note that the wire IDs ``encs`` (``b"<ms>-<seq>"``, canonical) have the keys ``keys``, so that an XACK of
-    what a consumer just read looks them up instead of parsing them. Pure memoization of
-    :func:`parse_strict_key` (a canonical ID always parses to its key). O(len(keys))."""
-    if len(_RECENT) > RECENT_MAX:
+    """Note that the wire IDs ``encs`` (``b"<ms>-<seq>"``, canonical, ascending, distinct, at least one) have the
+    keys ``keys``, so that an XACK of what a consumer just read (those IDs, or the first of them, in that
+    order) takes the keys instead of parsing them: :func:`recent_keys`. Pure memoization of
+    :func:`parse_strict_key` (a canonical ID always parses to its key). Both lists are kept as they are: the
+    caller must not change them afterwards. O(1).
+    """
+    global _recent_size
+    if _recent_size > RECENT_MAX:
         _RECENT.clear()
-    _RECENT.update(zip(encs, keys))
+        _recent_size = 0
+    _RECENT[encs[0]] = (encs, keys)
+    _recent_size += len(keys)
+
+
+def recent_keys(raws: List[bytes]) -> Optional[List[int]]:
+    """The keys of ``raws`` (a fresh list, ascending and distinct) when they are the first ``len(raws)`` IDs of
+    one remembered delivery (:func:`remember_keys`), else ``None``. Equal to :func:`parse_strict_keys` then.
+    O(k): one dict lookup and a list compare (identical bytes objects compare without reading them).
+    """
+    batch = _RECENT.get(raws[0]) if raws else None
+    if batch is not None:
+        encs, keys = batch
+        n = len(raws)
+        if n == len(encs):
+            if raws == encs:
+                return list(keys)
+        elif n < len(encs) and raws == encs[:n]:
+            return keys[:n]
+    return None
 
 
 def parse_strict_keys(raws: List[bytes]) -> List[int]:
     """:func:`parse_strict_key` of each argument, in order (the first invalid one raises). O(total length)."""
     out: List[int] = []
-    recent = _RECENT.get
     for raw in raws:
-        k = recent(raw)
-        if k is not None:
-            out.append(k)
-            continue
         ms, dash, seq = raw.partition(b"-")
         if dash and ms.isdigit() and seq.isdigit() and len(ms) < 20 and len(seq) < 20:
             out.append((int(ms) << 64) | int(seq))

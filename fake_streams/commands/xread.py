@@ -54,7 +54,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import ReplyError
 from ..groups import INVALID_ENTRIES_READ, Consumer, ConsumerGroup, advance_entries_read, has_tombstones
-from ..ids import MAX_ID, MIN_ID, StreamID, id_of, parse_i64, parse_strict_id
+from ..ids import MAX_ID, MIN_ID, U64_MAX, StreamID, id_of, parse_i64, parse_strict_id
 from ..reply import entries_of, keyed_reply
 from ..stream import Stream
 from .base import BlockRequest, Context, cstr, parse_count, spec
@@ -64,6 +64,7 @@ BLOCKED_DEFAULT_COUNT_R70 = 1000
 #: Internal form of ``>``; an explicit ``18446744073709551615-18446744073709551615`` means the same.
 NEW_ENTRIES = MAX_ID
 _INT64_MAX = (1 << 63) - 1
+_new_id = tuple.__new__  # StreamID without the NamedTuple's Python-level __new__ (ids.make_id)
 
 Resolved = Tuple[Optional[Stream], Optional[ConsumerGroup], StreamID]
 
@@ -244,12 +245,43 @@ def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: C
     else:
         for k in keys:
             advance_entries_read(stream, group, id_of(k))
-    group.last_id = id_of(keys[-1])
+    k = keys[-1]
+    group.last_id = _new_id(StreamID, (k >> 64, k & U64_MAX))
     if not noack:
         group.deliver_batch(keys, encs, consumer, now)
-        if ctx.profile.has("consumer_active_time"):
+        if "consumer_active_time" in ctx.profile.features:
             consumer.active_time = now
-    return entries_of(encs, fields)
+    return list(map(list, zip(encs, map(list, fields))))  # reply.entries_of, inlined
+
+
+def _read_new_one(ctx: Context, key: bytes, name: bytes, consumer_name: bytes, count: int) -> Any:
+    """``XREADGROUP GROUP name consumer [COUNT count] STREAMS key >``: the steps of :func:`_resolve`,
+    :func:`_serve` and :func:`keyed_reply` for this one stream, in the same order (WRONGTYPE, NOGROUP,
+    eager consumer creation, the newer-entry test, delivery). Nil when nothing is new (no BLOCK here).
+    O(log n + k) for k entries delivered above every pending ID.
+    """
+    stream = ctx.lookup(key)
+    group = stream.groups.get(name) if stream is not None else None
+    if group is None:
+        raise ReplyError("XREADGROUP_NOGROUP", key=key, group=name)
+    last = group.last_id
+    maxes = stream._entries._maxes
+    newer = bool(maxes) and maxes[-1] > (last[0] << 64) | last[1]
+    profile = ctx.profile
+    if not newer and "eager_consumer_creation" not in profile.features:
+        return None
+    now = ctx.now_ms
+    consumer = group.consumers.get(consumer_name)
+    if consumer is None:
+        consumer = group.create_consumer(consumer_name, now)
+        ctx.notify("xgroup-createconsumer", key)
+    consumer.seen_time = now
+    if not newer:
+        return None
+    items = _deliver_new(ctx, stream, group, consumer, count, False)
+    if ctx.protocol == 3:
+        return {key: items}
+    return [[key, items]]
 
 
 def _read_history(ctx: Context, stream: Stream, consumer: Consumer, gt: StreamID, count: int) -> List[Any]:
@@ -336,8 +368,28 @@ def xread(ctx: Context, args: List[bytes]) -> Any:
     return _xread_generic(ctx, args, is_group=False)
 
 
+_GROUP_T = (b"GROUP", b"group")
+_COUNT_T = (b"COUNT", b"count")
+_STREAMS_T = (b"STREAMS", b"streams")
+
+
 def xreadgroup(ctx: Context, args: List[bytes]) -> Any:
-    """XREADGROUP: new entries for the group (``>``) or the consumer's pending history (any other ID)."""
+    """XREADGROUP: new entries for the group (``>``) or the consumer's pending history (any other ID).
+
+    ``GROUP g c [COUNT n] STREAMS key >`` (a consumer loop's read) takes :func:`_read_new_one`, which
+    parses nothing else and answers exactly as the general path does.
+    """
+    n = len(args)
+    if n == 8:
+        if args[7] == b">" and args[5] in _STREAMS_T and args[3] in _COUNT_T and args[0] in _GROUP_T:
+            raw = args[4]
+            if raw.isdigit() and len(raw) < 19 and (raw[0] != 0x30 or len(raw) == 1):  # parse_count's fast case
+                count = int(raw)
+            else:
+                count = max(0, parse_count(raw))
+            return _read_new_one(ctx, args[6], args[1], args[2], count)
+    elif n == 6 and args[5] == b">" and args[3] in _STREAMS_T and args[0] in _GROUP_T:
+        return _read_new_one(ctx, args[4], args[1], args[2], 0)
     return _xread_generic(ctx, args, is_group=True)
 
 

@@ -1,6 +1,7 @@
 """Shortcuts of the hot paths (issue 8) answer exactly as the general code does.
 
-* ``ids.remember_keys``: XREADGROUP notes the IDs it delivered; XACK looks them up instead of parsing.
+* ``ids.remember_keys``: XREADGROUP notes the IDs it delivered; XACK of those IDs takes their keys
+  (``ids.recent_keys``) instead of parsing them.
 * ``StreamValue.node_limits``: the node settings read once per XADD, following CONFIG SET at once.
 """
 
@@ -23,10 +24,16 @@ def client():
 
 
 def test_remembered_keys_parse_like_the_parser():
-    raws = [b"1-0", b"18446744073709551615-18446744073709551615", b"5-3", b"12"]
+    raws = [b"1-0", b"5-3", b"18446744073709551615-18446744073709551615"]
     expected = [ids.parse_strict_key(raw) for raw in raws]
-    ids.remember_keys(raws[:3], expected[:3])
-    assert ids.parse_strict_keys(raws) == expected
+    ids.remember_keys(list(raws), list(expected))
+    assert ids.recent_keys(list(raws)) == expected
+    assert ids.recent_keys(raws[:2]) == expected[:2]  # the first IDs of a delivery
+    assert ids.recent_keys(raws[1:]) is None  # anything else is parsed
+    assert ids.recent_keys(raws + [b"9-9"]) is None
+    assert ids.recent_keys([b"1-0", b"5-3", b"7-0"]) is None
+    assert ids.recent_keys([]) is None
+    assert ids.parse_strict_keys(raws + [b"12"]) == expected + [12 << 64]
     with pytest.raises(ReplyError):
         ids.parse_strict_keys([b"5-3", b"bad"])
 
@@ -36,23 +43,30 @@ def test_xack_after_xreadgroup_uses_the_delivered_ids(client):
         client.xadd("s", {"f": "v"})
     client.xgroup_create("s", "g", "0")
     got = [sid for sid, _ in client.xreadgroup("g", "c", {"s": ">"}, count=3)[0][1]]
-    assert all(sid in ids._RECENT for sid in got)
+    assert ids.recent_keys(list(got)) == ids.parse_strict_keys(got)
     with pytest.raises(redis.ResponseError, match="Invalid stream ID"):
         client.xack("s", "g", got[0], "nope")
     assert client.xpending("s", "g")["pending"] == 3  # an invalid ID acknowledges nothing
     assert client.xack("s", "g", got[2], got[0], got[0], "999-0") == 2
     assert [e["message_id"] for e in client.xpending_range("s", "g", "-", "+", 10)] == [got[1]]
+    client.xgroup_setid("s", "g", "0")
+    got = [sid for sid, _ in client.xreadgroup("g", "c", {"s": ">"}, count=4)[0][1]]
+    assert client.xack("s", "g", *got[:2]) == 2  # the first IDs of the delivery (remembered)
+    assert client.xack("s", "g", *got) == 2
+    assert client.xpending("s", "g")["pending"] == 0
 
 
-def test_remembered_ids_stay_bounded(client):
+def test_remembered_ids_stay_bounded(client, monkeypatch):
+    monkeypatch.setattr(ids, "RECENT_MAX", 2000)
     for _ in range(300):
         client.xadd("s", {"f": "v"})
     client.xgroup_create("s", "g", "0")
-    for _ in range(ids.RECENT_MAX // 50 + 10):
+    for _ in range(2000 // 50 + 10):
         client.xgroup_setid("s", "g", "0")
         client.xreadgroup("g", "c", {"s": ">"}, count=300)
         client.xadd("s", {"f": "v"})
-    assert len(ids._RECENT) <= ids.RECENT_MAX + 300
+        assert ids._recent_size <= 2000 + 400
+    assert sum(len(keys) for _, keys in ids._RECENT.values()) <= 2000 + 400
 
 
 def test_node_limits_follow_config_set(client):
@@ -175,3 +189,144 @@ def test_add_next_errors_change_nothing(monkeypatch):
         s.add_next([b"f", big], 100)
     assert exc.value.key == "ELEMENTS_TOO_LARGE"
     assert (s.last_id, len(s), s.node_layout()) == before
+
+
+# ------------------------------ XREADGROUP GROUP g c [COUNT n] STREAMS key > and XACK: fast vs general
+class _Ctx:
+    """A minimal command context (as benchmarks/profile_engine.py's), recording notifications."""
+
+    def __init__(self, profile, protocol):
+        from fake_streams.profiles import get_profile
+
+        self.profile = get_profile(profile)
+        self.protocol = protocol
+        self.in_multi = False
+        self.from_script = False
+        self.argv = [b"XREADGROUP"]
+        self.keyspace = {b"str": "not a stream"}
+        self.events = []
+        self.now_ms = 1_000
+
+    def lookup(self, key):
+        value = self.keyspace.get(key)
+        if isinstance(value, str):
+            raise ReplyError("WRONGTYPE")
+        return value
+
+    def create(self, key):
+        from fake_streams.stream import Stream
+
+        stream = self.keyspace[key] = Stream()
+        return stream
+
+    def modified(self, key):
+        pass
+
+    def signal_ready(self, key):
+        pass
+
+    def notify(self, event, key):
+        self.events.append((event, key))
+
+
+def _state(ctx):
+    out = {}
+    for key, stream in ctx.keyspace.items():
+        if isinstance(stream, str):
+            continue
+        stream._check()
+        out[key] = stream.range(ids.MIN_ID, ids.MAX_ID)
+        for name, group in stream.groups.items():
+            group._check()
+            out[key, name] = (
+                group.last_id,
+                group.entries_read,
+                [(sid, n.delivery_time, n.delivery_count, n.consumer.name, n.id_bytes) for sid, n in group.pel.items()],
+                [(c.name, c.seen_time, c.active_time, list(c.pel.keys())) for c in group.consumers.values()],
+            )
+    return out
+
+
+def _outcome(handler, ctx, args):
+    try:
+        return handler(ctx, list(args))
+    except ReplyError as exc:
+        return ("error", exc.key, str(exc))
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_xreadgroup_new_entries_fast_path_matches_the_general_path(seed):
+    import random
+
+    from fake_streams.commands import COMMANDS
+    from fake_streams.commands.xread import _xread_generic
+
+    rnd = random.Random(seed)
+    profile = rnd.choice(["7.0", "7.2", "7.4", "valkey-8.0"])
+    protocol = rnd.choice([2, 3])
+    fast, slow = _Ctx(profile, protocol), _Ctx(profile, protocol)
+    xadd, xdel, xack = COMMANDS["xadd"].handler, COMMANDS["xdel"].handler, COMMANDS["xack"].handler
+    create, setid = COMMANDS["xgroup|create"].handler, COMMANDS["xgroup|setid"].handler
+    general_ack_keys = ids.parse_strict_keys
+
+    def both(handler, args):
+        a, b = _outcome(handler, fast, args), _outcome(handler, slow, args)
+        assert a == b, args
+        return a
+
+    both(xadd, [b"s", b"*", b"f", b"v"])
+    both(create, [b"s", b"g", b"0"])
+    both(create, [b"s", b"h", b"$"])
+    delivered = []
+    for _step in range(400):
+        roll = rnd.random()
+        fast.now_ms = slow.now_ms = fast.now_ms + rnd.choice([0, 1, 7])
+        if roll < 0.3:
+            both(xadd, [b"s", b"*", b"f", b"%d" % rnd.randrange(100)])
+        elif roll < 0.35:
+            both(xadd, [b"s", b"*", b"a", b"1", b"b", b"x" * rnd.randrange(200)])
+        elif roll < 0.4 and delivered:
+            both(xdel, [b"s", rnd.choice(delivered)])
+        elif roll < 0.45:
+            both(setid, [b"s", rnd.choice([b"g", b"h"]), rnd.choice([b"0", b"$", b"1000"])])
+        elif roll < 0.6 and delivered:  # XACK: a delivery's first IDs (remembered) or any IDs (parsed)
+            raws = delivered[: rnd.randint(1, len(delivered))] if rnd.random() < 0.7 else rnd.sample(delivered, min(2, len(delivered)))
+            if rnd.random() < 0.1:
+                raws = raws + [b"bad"]
+            args = [b"s", rnd.choice([b"g", b"h", b"nogroup"]), *raws]
+            a = _outcome(xack, fast, args)
+            ids.recent_keys, saved = (lambda raws: None), ids.recent_keys
+            try:
+                import fake_streams.commands.xack_xpending as xp
+
+                xp.recent_keys, saved_xp = (lambda raws: None), xp.recent_keys
+                b = _outcome(xack, slow, args)
+            finally:
+                ids.recent_keys = saved
+                xp.recent_keys = saved_xp
+            assert a == b, args
+            assert ids.parse_strict_keys is general_ack_keys
+        else:
+            group = rnd.choice([b"g", b"g", b"h", b"missing"])
+            key = rnd.choice([b"s"] * 8 + [b"nokey", b"str"])
+            consumer = rnd.choice([b"c1", b"c2", b"c3"])
+            group_tok = rnd.choice([b"GROUP", b"group"])
+            if rnd.random() < 0.8:
+                count = rnd.choice([b"1", b"3", b"10", b"0", b"-2", b"abc", b"007", b"50"])
+                args = [group_tok, group, consumer, rnd.choice([b"COUNT", b"count"]), count,
+                        rnd.choice([b"STREAMS", b"streams"]), key, b">"]
+            else:
+                args = [group_tok, group, consumer, b"STREAMS", key, b">"]
+            fast.events.clear()
+            slow.events.clear()
+            a = _outcome(COMMANDS["xreadgroup"].handler, fast, args)
+            b = _outcome(lambda ctx, args: _xread_generic(ctx, args, is_group=True), slow, args)
+            assert a == b, args
+            assert type(a) is type(b) and fast.events == slow.events
+            if isinstance(a, (list, dict)):
+                entries = a[0][1] if isinstance(a, list) else a[key]
+                delivered = [e[0] for e in entries] or delivered
+                entries.append("mutated")  # replies are fresh lists
+                if entries[:-1]:
+                    entries[0][1].append(b"mutated")
+        assert _state(fast) == _state(slow)
