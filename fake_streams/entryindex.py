@@ -2,8 +2,9 @@
 
 Per entry: the 128-bit key (``ms << 64 | seq``), the wire-form ID ``b"<ms>-<seq>"`` (encoded once, at
 XADD, and shared by every reply and PEL entry that shows it) and the field tuple. Replies are built from
-contiguous chunk slices with ``map``/``zip`` (no Python code per entry). Lookups remember the position of
-their last hit (a *finger*) and try the next position first, so walking IDs in order costs no bisect.
+contiguous chunk slices (one list comprehension step per entry: ``[[id, [*fields]] ...]``). Lookups
+remember the position of their last hit (a *finger*) and try the next position first, so walking IDs in
+order costs no bisect.
 
 Costs as in :mod:`fake_streams.idindex` (n entries, L = chunk size): append O(1); lookup O(log n), O(1)
 after a hit on the previous entry; delete O(log n + L); range replies O(log n + k).
@@ -94,6 +95,9 @@ class EntryIndex(IdMap):
     def pop_sorted(self, keys: List[int]) -> Tuple[List[int], List[Any]]:  # pragma: no cover
         raise TypeError("use pop_k")
 
+    def pop_run(self, keys: List[int]) -> Optional[List[Any]]:  # pragma: no cover
+        raise TypeError("use pop_k")
+
     def entry_k(self, k: int) -> Optional[Tuple[bytes, Tuple[bytes, ...]]]:
         """``(encoded id, fields)`` of entry ``k`` or ``None``. O(1) right after a hit on the previous key, else O(log n)."""
         at = self._locate(k)
@@ -117,9 +121,17 @@ class EntryIndex(IdMap):
 
         Fresh lists (redis-py callbacks and users may mutate replies). O(log n + k).
         """
-        out: List[List[Any]] = []
-        i, j = self.seek(lo)
+        maxes = self._maxes
+        i = bisect_left(maxes, lo)
+        if i == len(maxes):
+            return []
         keys, encs, vals = self._keys, self._encs, self._vals
+        ks = keys[i]
+        j = bisect_left(ks, lo)
+        if count and j + count <= len(ks) and ks[j + count - 1] <= hi:  # one chunk holds the whole reply
+            stop = j + count
+            return [[e, [*v]] for e, v in zip(encs[i][j:stop], vals[i][j:stop])]
+        out: List[List[Any]] = []
         while i < len(keys):
             ks = keys[i]
             stop = len(ks)
@@ -129,9 +141,9 @@ class EntryIndex(IdMap):
                     stop = want
             if ks[stop - 1] > hi:
                 stop = bisect_right(ks, hi, j, stop)
-                out += map(list, zip(encs[i][j:stop], map(list, vals[i][j:stop])))
+                out += [[e, [*v]] for e, v in zip(encs[i][j:stop], vals[i][j:stop])]
                 return out
-            out += map(list, zip(encs[i][j:stop], map(list, vals[i][j:stop])))
+            out += [[e, [*v]] for e, v in zip(encs[i][j:stop], vals[i][j:stop])]
             if count and len(out) >= count:
                 return out
             i += 1
@@ -160,9 +172,9 @@ class EntryIndex(IdMap):
                     start = want
             if stop > start and ks[start] < lo:
                 start = bisect_left(ks, lo, start, stop)
-                out += map(list, zip(encs[i][start:stop][::-1], map(list, vals[i][start:stop][::-1])))
+                out += [[e, [*v]] for e, v in zip(encs[i][start:stop][::-1], vals[i][start:stop][::-1])]
                 return out
-            out += map(list, zip(encs[i][start:stop][::-1], map(list, vals[i][start:stop][::-1])))
+            out += [[e, [*v]] for e, v in zip(encs[i][start:stop][::-1], vals[i][start:stop][::-1])]
             if count and len(out) >= count:
                 return out
             i -= 1

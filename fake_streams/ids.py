@@ -240,7 +240,7 @@ def remember_keys(encs: List[bytes], keys: List[int]) -> None:
 
 
 def recent_keys(raws: List[bytes]) -> Optional[List[int]]:
-    """The keys of ``raws`` (a fresh list, ascending and distinct) when they are the first ``len(raws)`` IDs of
+    """The keys of ``raws`` (ascending and distinct; the caller must not change the list) when they are the first ``len(raws)`` IDs of
     one remembered delivery (:func:`remember_keys`), else ``None``. Equal to :func:`parse_strict_keys` then.
     O(k): one dict lookup and a list compare (identical bytes objects compare without reading them).
     """
@@ -250,7 +250,7 @@ def recent_keys(raws: List[bytes]) -> Optional[List[int]]:
         n = len(raws)
         if n == len(encs):
             if raws == encs:
-                return list(keys)
+                return keys
         elif n < len(encs) and raws == encs[:n]:
             return keys[:n]
     return None

@@ -348,9 +348,18 @@ class Stream:
         """
         if (maxlen is None) == (minid is None):
             raise ValueError("trim() needs exactly one of maxlen or minid")
+        entries, nodes = self._entries, self._nodes
+        if approx and maxlen is not None and entries._len:  # XADD MAXLEN ~: usually nothing to do, in O(1)
+            length = entries._len
+            if length <= maxlen or length - nodes._vals[0][0].count < maxlen:
+                return 0  # the walk would stop at once (approx: only whole nodes go)
+        return self._trim_walk(maxlen, minid, approx, limit)
+
+    def _trim_walk(self, maxlen: Optional[int], minid: Optional[StreamID], approx: bool, limit: Optional[int]) -> int:
+        """:meth:`trim`'s node walk, oldest node first (the general path; ``trim`` checks the arguments)."""
+        entries, nodes = self._entries, self._nodes
         if limit is None:
             limit = self.default_trim_limit() if approx else 0
-        entries, nodes = self._entries, self._nodes
         deleted = 0
         while nodes:
             length = entries._len

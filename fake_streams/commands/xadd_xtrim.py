@@ -159,8 +159,19 @@ def xadd(ctx: Context, args: List[bytes]) -> Optional[bytes]:
     return enc
 
 
+_MAXLEN_T = (b"MAXLEN", b"maxlen")
+
+
 def parse_xadd_args(args: List[bytes]) -> TrimArgs:
-    """XADD's argument checks that need no key: options, ID, field/value count, ``0-0``. Raises ReplyError."""
+    """XADD's argument checks that need no key: options, ID, field/value count, ``0-0``. Raises ReplyError.
+
+    ``key MAXLEN ~ n * field value ...`` (what redis-py sends for ``maxlen=n``) needs no option scan.
+    """
+    if len(args) > 6 and len(args) % 2 and args[4] == b"*" and args[2] == b"~" and args[1] in _MAXLEN_T:
+        maxlen = parse_count(args[3])
+        if maxlen < 0:
+            raise ReplyError("MAXLEN_NEGATIVE")
+        return _new_trim_args(TrimArgs, (maxlen, None, True, None, False, 4, None, True))
     targs = parse_add_trim_args(args, xadd=True)
     nitems = len(args) - targs.id_pos - 1
     if nitems < 2 or nitems % 2:
@@ -180,14 +191,20 @@ def append_parsed(stream: Any, args: List[bytes], targs: TrimArgs, now: int,
     last = stream.last_id
     if last == MAX_ID:
         raise ReplyError("XADD_ID_EXHAUSTED")
-    sid = _resolve_id(last, targs, now)
-    fields = args[targs.id_pos + 1:]
-    total = sum(map(len, fields))
-    if total > LISTPACK_MAX_SIZE:
-        raise ReplyError("ELEMENTS_TOO_LARGE")
-    enc = b"%d-%d" % sid
-    stream.add(sid, (sid[0] << 64) | sid[1], enc, fields, total, limits)
-    return enc, (_trim(stream, targs) if targs.has_strategy else 0)
+    maxlen, minid, approx, limit, _, id_pos, sid, _ = targs
+    if sid is None:  # `*`: streamNextID + the append, as append_now
+        enc = stream.add_next(args[id_pos + 1:], now, limits)
+    else:
+        sid = _resolve_id(last, targs, now)
+        fields = args[id_pos + 1:]
+        total = sum(map(len, fields))
+        if total > LISTPACK_MAX_SIZE:
+            raise ReplyError("ELEMENTS_TOO_LARGE")
+        enc = b"%d-%d" % sid
+        stream.add(sid, (sid[0] << 64) | sid[1], enc, fields, total, limits)
+    if maxlen is None and minid is None:
+        return enc, 0
+    return enc, stream.trim(maxlen, minid, approx, limit)
 
 
 def _xadd_now(ctx: Context, key: bytes, args: List[bytes]) -> bytes:

@@ -41,11 +41,26 @@ def _range(ctx: Context, args: List[bytes], rev: bool) -> Any:
     return stream.reply_range(start, end, count if count > 0 else 0, rev)
 
 
+_COUNT_T = (b"COUNT", b"count")
+
+
 def xrange(ctx: Context, args: List[bytes]) -> Any:
     """XRANGE: live entries with ``start <= id <= end`` ascending; ``[]`` for a missing key, nil for COUNT <= 0.
 
-    O(log n + k) for k entries returned.
+    O(log n + k) for k entries returned. ``key start end COUNT n`` (n > 0) takes a shortcut: the same
+    parse order (start, end, COUNT), then the lookup.
     """
+    if len(args) == 5 and args[3] in _COUNT_T:
+        start = parse_range_start_key(args[1])
+        end = parse_range_end_key(args[2])
+        raw = args[4]
+        if raw.isdigit() and len(raw) < 19 and raw[0] != 0x30:  # parse_count's fast case, and > 0
+            stream = ctx.lookup(args[0])
+            if stream is None:
+                return []
+            if start > end:
+                return []
+            return stream._entries.reply_range(start, end, int(raw))
     return _range(ctx, args, rev=False)
 
 

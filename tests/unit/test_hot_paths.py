@@ -330,3 +330,103 @@ def test_xreadgroup_new_entries_fast_path_matches_the_general_path(seed):
                 if entries[:-1]:
                     entries[0][1].append(b"mutated")
         assert _state(fast) == _state(slow)
+
+
+# ------------------------------------------------ XADD key MAXLEN ~ n * …: parse shortcut, trim shortcut
+def _general_parse_xadd_args(args):
+    """parse_xadd_args without its MAXLEN ~ shortcut."""
+    from fake_streams.commands.xadd_xtrim import parse_add_trim_args
+
+    targs = parse_add_trim_args(args, xadd=True)
+    nitems = len(args) - targs.id_pos - 1
+    if nitems < 2 or nitems % 2:
+        raise ReplyError("WRONG_ARITY", command="xadd")
+    if targs.sid == ids.MIN_ID and targs.seq_given:
+        raise ReplyError("XADD_ID_ZERO")
+    return targs
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_xadd_maxlen_approx_parse_matches_the_option_scan(seed):
+    import random
+
+    from fake_streams.commands.xadd_xtrim import parse_xadd_args
+
+    rnd = random.Random(seed)
+    for _ in range(500):
+        args = [b"k", rnd.choice([b"MAXLEN", b"maxlen", b"MaxLen", b"MINID", b"LIMIT"]),
+                rnd.choice([b"~", b"~", b"=", b"~\0x", b"5"]),
+                rnd.choice([b"0", b"1", b"10", b"1000", b"-1", b"abc", b"007", b"99999999999999999999"]),
+                rnd.choice([b"*", b"*", b"1-1", b"0-0", b"LIMIT"])]
+        args += [b"f", b"v"] * rnd.randint(0, 3) + [b"x"] * rnd.randint(0, 1)
+        a, b = _outcome(lambda _, a: parse_xadd_args(a), None, args), _outcome(lambda _, a: _general_parse_xadd_args(a), None, args)
+        assert a == b and type(a) is type(b), args
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_trim_shortcut_matches_the_node_walk(seed):
+    import copy
+    import random
+
+    from fake_streams.stream import Stream
+
+    rnd = random.Random(seed)
+    stream = Stream(node_max_entries=rnd.choice([3, 10, 100]), node_max_bytes=rnd.choice([0, 200, 4096]))
+    now = 1
+    for _ in range(400):
+        now += rnd.choice([0, 1])
+        stream.add_next([b"f", b"%d" % rnd.randrange(1000)], now)
+        if len(stream) and rnd.random() < 0.2:
+            victim = rnd.choice([sid for sid, _ in stream.range(ids.MIN_ID, ids.MAX_ID)])
+            stream.delete(victim)
+        if rnd.random() < 0.3:
+            maxlen = rnd.choice([0, 1, 5, 50, 200, len(stream), len(stream) - 1, len(stream) - 20])
+            maxlen = max(0, maxlen)
+            limit = rnd.choice([None, None, 0, 5, 30])
+            ref = copy.deepcopy(stream)
+            assert stream.trim(maxlen, None, True, limit) == ref._trim_walk(maxlen, None, True, limit)
+            assert stream.node_layout() == ref.node_layout()
+            assert stream.range(ids.MIN_ID, ids.MAX_ID) == ref.range(ids.MIN_ID, ids.MAX_ID)
+            assert stream.first_id == ref.first_id
+            stream._check()
+
+
+# ---------------------------------------------------- XRANGE key start end COUNT n: shortcut vs general
+@pytest.mark.parametrize("seed", range(8))
+def test_xrange_count_shortcut_matches_the_general_path(seed):
+    import random
+
+    from fake_streams.commands import COMMANDS
+    from fake_streams.commands.xrange import _range
+
+    rnd = random.Random(seed)
+    ctx = _Ctx("7.4", 2)
+    xadd, xdel = COMMANDS["xadd"].handler, COMMANDS["xdel"].handler
+    for i in range(rnd.choice([0, 5, 1500, 3000])):
+        ctx.now_ms += rnd.choice([0, 1])
+        xadd(ctx, [b"s", b"*", b"f", b"%d" % i])
+    stream = ctx.keyspace.get(b"s")
+    live = [sid for sid, _ in stream.range(ids.MIN_ID, ids.MAX_ID)] if stream is not None else []
+    for sid in rnd.sample(live, len(live) // 4):
+        xdel(ctx, [b"s", sid.encode()])
+    live = [sid for sid, _ in stream.range(ids.MIN_ID, ids.MAX_ID)] if stream is not None else []
+
+    def some_id():
+        if live and rnd.random() < 0.7:
+            sid = rnd.choice(live)
+            return rnd.choice([sid.encode(), b"%d" % sid.ms, b"(" + sid.encode(), b"%d-%d" % (sid.ms, sid.seq + 1)])
+        return rnd.choice([b"-", b"+", b"0", b"bad", b"99999999999999-0", b"1-x"])
+
+    for _ in range(300):
+        args = [rnd.choice([b"s", b"s", b"nokey", b"str"]), some_id(), some_id(),
+                rnd.choice([b"COUNT", b"count", b"LIMIT"]),
+                rnd.choice([b"1", b"10", b"100", b"1000", b"0", b"-1", b"x", b"07", b"5000"])]
+        a = _outcome(COMMANDS["xrange"].handler, ctx, args)
+        b = _outcome(lambda c, a: _range(c, a, rev=False), ctx, args)
+        assert a == b, args
+        if isinstance(a, list) and a and isinstance(a[0], list) and stream is not None:
+            lo, hi = ids.parse_range_start(args[1]), ids.parse_range_end(args[2])
+            want = [[sid.encode(), fields] for sid, fields in stream.range(lo, hi, int(args[4]))]
+            assert a == want
+            a[0][1].append(b"mutated")  # fresh lists
+            assert stream.range(lo, hi, 1)[0][1] == want[0][1]  # the stream's fields are untouched
