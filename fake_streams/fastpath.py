@@ -207,12 +207,35 @@ def _session(conn: Any, health: bool) -> Any:
 def execute(conn: Any, prepared: Tuple[Any, list, list], health: bool = True) -> bool:
     """Run a prepared command directly if the connection's state allows (see module doc); False = not
     run, send it through the dispatch path. ``health``: a due health check forces the dispatch path.
+    = :func:`_session` + :func:`_run` for one command, in one frame (the path of every single stream
+    command: each call saved is ~0.1 µs of a ~3 µs overhead).
 
     Exceptions other than error replies propagate (the caller disconnects, as redis-py does when
     ``sendall`` raises).
     """
-    session = _session(conn, health)
-    return session is not None and _run(conn._sock, session, [(prepared, None)], 0) == 1
+    sock = conn._sock
+    session = getattr(sock, "_sf_session", None)
+    kind = type(session)
+    if ((kind is not SyncSession and kind is not AsyncSession)
+            or not _usable(conn, sock, session, health, kind is AsyncSession) or not session.enter()):
+        return False
+    fast = sock.__dict__.get("_sf_fast")
+    if fast is None:
+        fast = sock._sf_fast = collections.deque()
+    spec, args, argv = prepared
+    fake = sock._server
+    lock = fake.lock
+    lock.acquire()
+    try:
+        now = time.time()  # = fakeredis's per-command db.time
+        for db in fake.dbs.values():
+            db.time = now
+        if spec.handler is not _XADD or not _xadd_run(sock, session, ((prepared, None),), 0, 1, fast):
+            _answer(sock, session.server, session, spec, args, argv, fast)
+    finally:
+        lock.release()
+        session.leave()
+    return True
 
 
 def send(conn: Any, args: Tuple[Any, ...]) -> bool:
@@ -442,8 +465,7 @@ class SyncFastPath:
         prepared = prepare(self, args)
         if prepared is not None:
             try:
-                session = _session(self, True)
-                if session is not None and _run(self._sock, session, ((prepared, None),), 0):  # type: ignore[attr-defined]
+                if execute(self, prepared):
                     return
             except BaseException:
                 self.disconnect()  # type: ignore[attr-defined]

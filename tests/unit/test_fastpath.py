@@ -33,18 +33,24 @@ if HIREDIS_AVAILABLE:
 
 @pytest.fixture
 def direct_calls(monkeypatch):
-    """Counts commands the direct path ran (fastpath._run)."""
+    """Counts commands the direct path ran: each goes through fastpath._answer or a fastpath._xadd_run
+    (single commands from fastpath.execute, pipeline batches from fastpath._run)."""
     if not fastpath.ENABLED:
         pytest.skip("the direct path is switched off (FAKE_STREAMS_FAST_PATH=0): both servers would dispatch")
     calls = []
-    original = fastpath._run
+    answer, xadd_run = fastpath._answer, fastpath._xadd_run
 
-    def counting(sock, session, batch, i):
-        end = original(sock, session, batch, i)
+    def counting_answer(sock, server, session, spec, args, argv, fast):
+        calls.append(bytes(argv[0]))
+        return answer(sock, server, session, spec, args, argv, fast)
+
+    def counting_xadd_run(sock, session, batch, i, n, fast):
+        end = xadd_run(sock, session, batch, i, n, fast)
         calls.extend(bytes(prepared[2][0]) for prepared, _ in batch[i:end])
         return end
 
-    monkeypatch.setattr(fastpath, "_run", counting)
+    monkeypatch.setattr(fastpath, "_answer", counting_answer)
+    monkeypatch.setattr(fastpath, "_xadd_run", counting_xadd_run)
     return calls
 
 
