@@ -181,13 +181,12 @@ class Stream:
         key = (ms << 64) | seq
         node = self._tail
         entries = self._entries
-        if node is None or not entries._len or not node.master < sid:
+        if node is None or not entries._len:
             self.add(sid, key, enc, fields, payload, limits)
             return enc
         keys = entries._keys[-1]
-        names = fields[0::2]
-        if (_node_full(node, payload, limits or self.node_limits()) or names != node._names
-                or len(keys) >= LOAD):
+        if (not node.master < sid or len(keys) >= LOAD or fields[0::2] != node._names
+                or _node_full(node, payload, limits or self.node_limits())):
             self.add(sid, key, enc, fields, payload, limits)
             return enc
         # Node.add_entry, SAMEFIELDS: flags + ms-delta + seq-delta + the values + lp-count
