@@ -32,6 +32,7 @@ import copy
 import functools
 import importlib.metadata
 import inspect
+import itertools
 import threading
 import time
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
@@ -281,6 +282,7 @@ class Backend:
 
     def __init__(self, profile: Any) -> None:
         self.fake = fakeredis.FakeServer(version=profile.version_tuple, server_type=profile.server)
+        self.fake._sf_generation = 0  # see dispatch_generation
         self.lock = self.fake.lock
         config = self.fake.config
         config.setdefault(b"stream-node-max-entries", str(Stream.stream_node_max_entries).encode())
@@ -522,6 +524,7 @@ class StreamsSocketMixin:
     _sf_fields: Any = None
     _killed = False  # CLIENT KILL / an injected drop (read by the direct path's state check)
     _sf_script_argv: Any = None
+    _sf_acl_checked: Any = None  # the server's dispatch generation at which the direct path found the ACL open
 
     def _process_command(self, fields: Any) -> None:
         session = self._sf_session
@@ -530,6 +533,7 @@ class StreamsSocketMixin:
             return
         if not session.enter():  # closed meanwhile by another thread
             return
+        fake = self._server
         try:
             if fields:
                 faults = session.server.faults
@@ -538,6 +542,8 @@ class StreamsSocketMixin:
             self._sf_fields = fields  # argv as typed (fakeredis lower-cases names): error texts quote it
             super()._process_command(fields)  # type: ignore[misc]
         finally:
+            if fake is not None:  # after the command (ACL SETUSER, AUTH, HELLO …): see dispatch_generation
+                fake._sf_generation = next(_GENERATIONS)
             session.leave()
 
     def _sf_fault(self, faults: Any, session: Any, fields: Any) -> bool:
@@ -701,6 +707,18 @@ def _copy_shares_value() -> bool:
 
 _COPY_SHARES_VALUE = _copy_shares_value()
 _SOCKET_CLASSES: Dict[type, type] = {}
+
+
+#: Unique values, atomic to draw (``next`` on ``itertools.count`` holds the GIL): see :func:`dispatch_generation`.
+_GENERATIONS = itertools.count(1)
+
+
+def dispatch_generation(fake: Any) -> Any:
+    """A value that changes after every command of the fakeredis ``FakeServer`` ``fake`` that went through the
+    dispatch path (any socket of this server): state only such commands change (the ACL, a socket's user)
+    is the same while it is the same. Read it *before* looking at that state. Values are never reused, so a
+    late store of an older draw cannot bring back a value a reader cached. O(1)."""
+    return fake._sf_generation
 
 
 def attach(sock: Any, server: Any) -> Any:

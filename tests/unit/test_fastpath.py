@@ -533,6 +533,37 @@ def test_acl_restricted_default_user_answers_alike(direct_calls):
     assert direct_calls == [b"XADD"]
 
 
+def test_acl_verdict_kept_per_socket_is_dropped_when_another_client_changes_rules(direct_calls):
+    """The direct path keeps a socket's "unrestricted" verdict until any command goes through the dispatch path
+    on the server: after rules changed by *another* connection (ACL SETUSER) or the socket's own AUTH, the next
+    command of a connection that already ran direct ones is checked again, and answers as on the
+    dispatch-only server."""
+    outs = []
+    for fast in (True, False):
+        server = FakeStreamsServer(clock=ManualClock(1_000_000))
+        server.fast_path = fast
+        a, b = server.client(), server.client()
+        out = [_outcome(lambda r: r.xadd("s", {"f": "v"}, id="1-0"), a),
+               _outcome(lambda r: r.xlen("s"), a)]  # a's verdict is kept now (direct path)
+        out.append(_outcome(lambda r: r.execute_command("ACL", "SETUSER", "default", "-xlen"), b))
+        out.append(_outcome(lambda r: r.xlen("s"), a))  # the dispatch path decides (fakeredis checks its own way)
+        out.append(_outcome(lambda r: r.xadd("s", {"f": "v"}, id="2-0"), a))
+        out.append(_outcome(lambda r: r.execute_command("ACL", "SETUSER", "default", "+@all"), b))
+        out.append(_outcome(lambda r: r.xlen("s"), a))
+        out.append(_outcome(lambda r: r.execute_command("ACL", "SETUSER", "u", "on", ">pw", "~*", "+@all", "-xrange"), b))
+        out.append(_outcome(lambda r: r.execute_command("AUTH", "u", "pw"), a))
+        out.append(_outcome(lambda r: r.xrange("s"), a))  # NOPERM for u
+        out.append(_outcome(lambda r: r.xlen("s"), a))
+        outs.append(out)
+        server.close()
+    fast, slow = outs
+    assert fast == slow
+    assert all(kind == "ok" for kind, *_ in fast)  # (fakeredis refuses no command of a here: its own ACL rules)
+    # direct: only the two commands before b's rule change; a verdict kept past it would have run a's later
+    # XLEN/XADD directly (once a rule was changed the default user is no longer unrestricted, see above)
+    assert direct_calls == [b"XADD", b"XLEN"]
+
+
 # ----------------------------------------------------------- runs of XADD key * … in one batch
 @pytest.fixture
 def run_appends(monkeypatch):
