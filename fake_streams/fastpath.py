@@ -174,7 +174,7 @@ def prepare(conn: Any, args: Tuple[Any, ...]) -> Optional[Tuple[Any, list, list]
     would, or None (not a stream command, an argument type the packer treats itself, wrong arity). O(len(args))."""
     if not ENABLED or not args:
         return None
-    cached = conn.__dict__.get("_sf_fast_setup")
+    cached = conn._sf_fast_setup
     if cached is None:  # per connection: the server's name table, the packer's str codec
         cached = conn._sf_fast_setup = (_table(conn.streams_server.router), _str_codec(conn))
     table, codec = cached
@@ -235,7 +235,6 @@ def execute(conn: Any, prepared: Tuple[Any, list, list], health: bool = True) ->
     fast = sock.__dict__.get("_sf_fast")
     if fast is None:
         fast = sock._sf_fast = collections.deque()
-    spec, args, argv = prepared
     fake = sock._server
     lock = fake.lock
     lock.acquire()
@@ -243,8 +242,8 @@ def execute(conn: Any, prepared: Tuple[Any, list, list], health: bool = True) ->
         now = time.time()  # = fakeredis's per-command db.time
         for db in fake.dbs.values():
             db.time = now
-        if spec.handler is not _XADD or not _xadd_run(sock, session, ((prepared, None),), 0, 1, fast):
-            _answer(sock, session.server, session, spec, args, argv, fast)
+        if prepared[0].handler is not _XADD or not _xadd_run(sock, session, ((prepared, None),), 0, 1, fast):
+            _answer(sock, session, prepared, fast)
     finally:
         lock.release()
         session.leave()
@@ -332,7 +331,6 @@ def _run(sock: Any, session: Any, batch: Any, i: int) -> int:
     fast = sock.__dict__.get("_sf_fast")
     if fast is None:
         fast = sock._sf_fast = collections.deque()
-    server = session.server
     lock = fake.lock
     lock.acquire()
     try:
@@ -344,14 +342,13 @@ def _run(sock: Any, session: Any, batch: Any, i: int) -> int:
             now = time.time()  # = fakeredis's per-command db.time
             for db in dbs:
                 db.time = now
-            spec, args, argv = prepared
-            if spec.handler is _XADD:
+            if prepared[0].handler is _XADD:
                 j = _xadd_run(sock, session, batch, i, n, fast)
                 if j > i:
                     i = j
                     continue
             i += 1
-            if _answer(sock, server, session, spec, args, argv, fast):
+            if _answer(sock, session, prepared, fast):
                 break  # parked: the reply comes through the socket's queue, later commands wait
     finally:
         lock.release()
@@ -359,13 +356,14 @@ def _run(sock: Any, session: Any, batch: Any, i: int) -> int:
     return i
 
 
-def _answer(sock: Any, server: Any, session: Any, spec: Any, args: list, argv: list, fast: Any) -> bool:
+def _answer(sock: Any, session: Any, prepared: Tuple[Any, list, list], fast: Any) -> bool:
     """One command as Session.call + fakeredis's ``_decode_result`` would answer it (lock held, session
     entered): its reply or error reply appended to ``fast``; True if it parked instead (its reply will come
     through the socket's queue). ``server.execute`` opens and finishes the execution unit itself when none is
     open (``depth`` only matters to fakeredis's name lookups). O(1) around the handler."""
+    server = session.server
     try:
-        reply = server.execute(session, spec, args, argv)
+        reply = server.execute(session, *prepared)
     except ReplyError as exc:
         fast.append(sock._decode_error(_fakeredis.error(exc, server.profile)))
         return False
@@ -474,6 +472,8 @@ class SyncFastPath:
     ``read_response`` must first hand out the direct replies (:func:`pending`, the socket's ``_sf_fast``
     deque) with :func:`take`."""
 
+    _sf_fast_setup: Any = None  # set by prepare: (the server's name table, the packer's str codec)
+
     def send_command(self, *args: Any, **kwargs: Any) -> None:
         prepared = prepare(self, args)
         if prepared is not None:
@@ -508,6 +508,8 @@ class SyncFastPath:
 
 class AsyncFastPath:
     """Hooks for the asyncio connection class; its ``read_response`` must start like the sync one's."""
+
+    _sf_fast_setup: Any = None  # set by prepare
 
     async def send_command(self, *args: Any, **kwargs: Any) -> None:
         prepared = prepare(self, args)

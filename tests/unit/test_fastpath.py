@@ -40,9 +40,9 @@ def direct_calls(monkeypatch):
     calls = []
     answer, xadd_run = fastpath._answer, fastpath._xadd_run
 
-    def counting_answer(sock, server, session, spec, args, argv, fast):
-        calls.append(bytes(argv[0]))
-        return answer(sock, server, session, spec, args, argv, fast)
+    def counting_answer(sock, session, prepared, fast):
+        calls.append(bytes(prepared[2][0]))
+        return answer(sock, session, prepared, fast)
 
     def counting_xadd_run(sock, session, batch, i, n, fast):
         end = xadd_run(sock, session, batch, i, n, fast)
