@@ -270,12 +270,7 @@ def _read_new_one(ctx: Context, key: bytes, name: bytes, consumer_name: bytes, c
     profile = ctx.profile
     if not newer and "eager_consumer_creation" not in profile.features:
         return None
-    now = ctx.now_ms
-    consumer = group.consumers.get(consumer_name)
-    if consumer is None:
-        consumer = group.create_consumer(consumer_name, now)
-        ctx.notify("xgroup-createconsumer", key)
-    consumer.seen_time = now
+    consumer = _consumer(ctx, key, group, consumer_name)
     if not newer:
         return None
     items = _deliver_new(ctx, stream, group, consumer, count, False)
