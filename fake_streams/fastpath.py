@@ -232,20 +232,22 @@ def execute(conn: Any, prepared: Tuple[Any, list, list], health: bool = True) ->
     if ((kind is not SyncSession and kind is not AsyncSession)
             or not _usable(conn, sock, session, health, kind is AsyncSession) or not session.enter()):
         return False
-    fast = sock.__dict__.get("_sf_fast")
-    if fast is None:
-        fast = sock._sf_fast = collections.deque()
-    fake = sock._server
-    lock = fake.lock
-    lock.acquire()
     try:
-        now = time.time()  # = fakeredis's per-command db.time
-        for db in fake.dbs.values():
-            db.time = now
-        if prepared[0].handler is not _XADD or not _xadd_run(sock, session, ((prepared, None),), 0, 1, fast):
-            _answer(sock, session, prepared, fast)
+        fast = sock.__dict__.get("_sf_fast")
+        if fast is None:
+            fast = sock._sf_fast = collections.deque()
+        fake = sock._server  # set while the session is entered (a close waits for leave)
+        lock = fake.lock
+        lock.acquire()
+        try:
+            now = time.time()  # = fakeredis's per-command db.time
+            for db in fake.dbs.values():
+                db.time = now
+            if prepared[0].handler is not _XADD or not _xadd_run(sock, session, ((prepared, None),), 0, 1, fast):
+                _answer(sock, session, prepared, fast)
+        finally:
+            lock.release()
     finally:
-        lock.release()
         session.leave()
     return True
 
@@ -324,34 +326,36 @@ def _run(sock: Any, session: Any, batch: Any, i: int) -> int:
     """The part of fakeredis's ``_process_command`` a stream command goes through, without its parsing,
     for ``batch[i]`` and the prepared commands after it (``batch`` holds ``(prepared, payload)`` pairs;
     prepared None ends the batch). Returns the index after the last command run."""
-    fake = sock._server
     if not session.enter():  # closed meanwhile: the dispatch path would answer nothing either
         return i
-    n = len(batch)
-    fast = sock.__dict__.get("_sf_fast")
-    if fast is None:
-        fast = sock._sf_fast = collections.deque()
-    lock = fake.lock
-    lock.acquire()
     try:
-        dbs = fake.dbs.values()
-        while i < n:
-            prepared = batch[i][0]
-            if prepared is None:
-                break
-            now = time.time()  # = fakeredis's per-command db.time
-            for db in dbs:
-                db.time = now
-            if prepared[0].handler is _XADD:
-                j = _xadd_run(sock, session, batch, i, n, fast)
-                if j > i:
-                    i = j
-                    continue
-            i += 1
-            if _answer(sock, session, prepared, fast):
-                break  # parked: the reply comes through the socket's queue, later commands wait
+        n = len(batch)
+        fast = sock.__dict__.get("_sf_fast")
+        if fast is None:
+            fast = sock._sf_fast = collections.deque()
+        fake = sock._server  # set while the session is entered (a close waits for leave)
+        lock = fake.lock
+        lock.acquire()
+        try:
+            dbs = fake.dbs.values()
+            while i < n:
+                prepared = batch[i][0]
+                if prepared is None:
+                    break
+                now = time.time()  # = fakeredis's per-command db.time
+                for db in dbs:
+                    db.time = now
+                if prepared[0].handler is _XADD:
+                    j = _xadd_run(sock, session, batch, i, n, fast)
+                    if j > i:
+                        i = j
+                        continue
+                i += 1
+                if _answer(sock, session, prepared, fast):
+                    break  # parked: the reply comes through the socket's queue, later commands wait
+        finally:
+            lock.release()
     finally:
-        lock.release()
         session.leave()
     return i
 
