@@ -157,8 +157,8 @@ def test_faults_hook_sees_every_command_and_can_answer_or_drop(server, make_clie
 
 def test_faults_hook_drop_with_redis_py_retry_reconnects_and_resends(server, make_client):
     faults = server.faults = _Recorder()
-    # redis-py 4.x retries only the errors named in retry_on_error (none by default)
-    legacy = {"retry_on_error": [redis.ConnectionError]} if REDIS_PY < (5, 0) else {}
+    # redis-py < 6 retries only the errors named in retry_on_error (none by default)
+    legacy = {"retry_on_error": [redis.ConnectionError]} if REDIS_PY < (6, 0) else {}
     r = make_client(retry=Retry(NoBackoff(), 1), **legacy)
     r.ping()
     faults.drop_for = b"XADD"
