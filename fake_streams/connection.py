@@ -104,15 +104,25 @@ class _Common:
 
 def _refuse_if_closed(conn: Any) -> None:
     """A closed server never comes back: (re)connecting fails with ConnectionError, and this connection's
-    own Retry (a per-connection copy) is set to give up, so a call that was blocked when the server
-    closed ends at once instead of retrying with backoff for a minute (``connected = False`` is the
-    "server down" that redis-py retries, as against a real server)."""
+    own Retry (a per-connection copy) is set to give up (:func:`_give_up_if_closed`), so a call that was
+    blocked when the server closed ends at once instead of retrying with backoff for a minute
+    (``connected = False`` is the "server down" that redis-py retries, as against a real server)."""
     server = conn.streams_server
     if server.closed:
-        update = getattr(getattr(conn, "retry", None), "update_retries", None)
+        _give_up_if_closed(conn)
+        raise redis.exceptions.ConnectionError(f"{server!r} is closed")
+
+
+def _give_up_if_closed(conn: Any) -> None:
+    """If the server is closed, set this connection's Retry to no retries. Called where a read fails too: redis-py
+    sleeps its backoff *before* the reconnect that would refuse (redis-py 6–7: up to 2 s for the first retry)."""
+    if conn.streams_server.closed:
+        retry = getattr(conn, "retry", None)
+        update = getattr(retry, "update_retries", None)
         if update is not None:
             update(0)
-        raise redis.exceptions.ConnectionError(f"{server!r} is closed")
+        elif isinstance(getattr(retry, "_retries", None), int):  # redis-py < 6: the same field, no setter
+            retry._retries = 0
 
 
 def _item_error(item: Any) -> Optional[BaseException]:
@@ -160,6 +170,7 @@ class FakeStreamsConnection(_Common, fastpath.SyncFastPath, _fakeredis.SyncConne
         try:
             response = self._sf_next(sock, session, timeout)
         except BaseException:
+            _give_up_if_closed(self)
             if kwargs.get("disconnect_on_error", True):
                 self.disconnect()
             raise
@@ -244,6 +255,7 @@ class FakeStreamsAsyncConnection(_Common, fastpath.AsyncFastPath, _fakeredis.Asy
                 await self.disconnect(nowait=True)
             raise redis.exceptions.TimeoutError(f"Timeout reading from {self._sf_host()}") from None
         except BaseException:
+            _give_up_if_closed(self)
             if disconnect_on_error:
                 await self.disconnect(nowait=True)
             raise

@@ -10,7 +10,7 @@ from typing import Any, List, Optional
 import pytest
 import redis
 import redis.client
-from redis.backoff import NoBackoff
+from redis.backoff import ConstantBackoff, NoBackoff
 from redis.retry import Retry
 
 from fake_streams import FakeStreamsServer, ManualClock
@@ -177,6 +177,36 @@ async def test_faults_hook_for_asyncio_clients(server, make_async_client):
     with pytest.raises(redis.ConnectionError):
         await r.xlen("s")
     assert await r.xlen("s") == 0
+
+
+@pytest.mark.parametrize("kind", ["sync", "asyncio"])
+def test_close_ends_a_blocked_call_before_the_retry_backoff(kind):
+    """A read failing because the server closed gives up the connection's retries at once: redis-py sleeps its
+    backoff *before* the reconnect that would refuse, so with a 1.5 s backoff the call would otherwise end only
+    after 1.5 s (redis-py 6–7's default backoff sleeps up to 2 s before its first retry)."""
+    legacy = {"retry_on_error": [redis.ConnectionError]} if REDIS_PY < (6, 0) else {}
+    server = FakeStreamsServer(clock=ManualClock(START_MS))
+    retry = Retry(ConstantBackoff(1.5), 3)
+    if kind == "sync":
+        client = server.client(retry=retry, **legacy)
+        call = lambda: client.xread({"s": "$"}, block=0)  # noqa: E731
+    else:
+        async_client = server.async_client(retry=retry, **legacy)
+
+        def call():
+            async def read():
+                try:
+                    return await async_client.xread({"s": "$"}, block=0)
+                finally:
+                    await aclose(async_client)
+            return asyncio.run(read())
+    thread, results = in_thread(call)
+    server.wait_until_blocked(1, WAIT_S)
+    start = time.monotonic()
+    server.close()
+    thread.join(WAIT_S)  # real-time: the call ends; the assertion below bounds how soon
+    assert not thread.is_alive() and time.monotonic() - start < 1.0
+    assert results == [("ConnectionError",)]
 
 
 def test_close_ends_a_call_that_redis_py_default_retry_would_keep_retrying():
