@@ -158,7 +158,11 @@ async def test_queue_time_arity_error_aborts_the_transaction(any_client):
     pipe.execute_command("XGROUP", "CREATE", "s")
     with pytest.raises(redis.ResponseError) as exc:
         await aw(pipe.execute())
-    assert "wrong number of arguments for 'xadd' command" in _message(exc)
+    message = _message(exc)
+    if message.endswith("caused error: {exception.args}"):  # redis-py 6.4's asyncio pipeline drops the server's
+        assert message.startswith("Command # 2 (XADD only-key)")  # text (its annotation lacks the f of an f-string)
+    else:
+        assert "wrong number of arguments for 'xadd' command" in message
     assert await aw(r.exists("k", "only-key")) == 0
 
 
