@@ -28,6 +28,7 @@ Version shims (fakeredis 2.39 moved ``_server``/``_basefakesocket``/``_connectio
 from __future__ import annotations
 
 import asyncio
+import collections
 import copy
 import functools
 import importlib.metadata
@@ -735,6 +736,7 @@ def attach(sock: Any, server: Any) -> Any:
     from .sessions import AsyncSession, SyncSession
 
     session_cls = AsyncSession if isinstance(sock, AsyncFakeSocket) else SyncSession
+    sock._sf_fast = collections.deque()  # replies of stream commands run directly (fake_streams.fastpath)
     sock._sf_session = session_cls(sock, server)
     return sock
 

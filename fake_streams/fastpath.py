@@ -32,7 +32,6 @@ without the copy fakeredis's ``_decode_result`` makes.
 from __future__ import annotations
 
 import asyncio
-import collections
 import os
 import sys
 import time
@@ -233,9 +232,7 @@ def execute(conn: Any, prepared: Tuple[Any, list, list], health: bool = True) ->
             or not _usable(conn, sock, session, health, kind is AsyncSession) or not session.enter()):
         return False
     try:
-        fast = sock.__dict__.get("_sf_fast")
-        if fast is None:
-            fast = sock._sf_fast = collections.deque()
+        fast = sock._sf_fast  # the replies of direct commands (made by _fakeredis.attach)
         fake = sock._server  # set while the session is entered (a close waits for leave)
         lock = fake.lock
         lock.acquire()
@@ -329,11 +326,7 @@ def _run(sock: Any, session: Any, batch: Any, i: int) -> int:
     if not session.enter():  # closed meanwhile: the dispatch path would answer nothing either
         return i
     try:
-        n = len(batch)
-        fast = sock.__dict__.get("_sf_fast")
-        if fast is None:
-            fast = sock._sf_fast = collections.deque()
-        fake = sock._server  # set while the session is entered (a close waits for leave)
+        n, fast, fake = len(batch), sock._sf_fast, sock._server
         lock = fake.lock
         lock.acquire()
         try:
