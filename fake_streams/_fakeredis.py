@@ -283,7 +283,7 @@ class Backend:
 
     def __init__(self, profile: Any) -> None:
         self.fake = fakeredis.FakeServer(version=profile.version_tuple, server_type=profile.server)
-        self.fake._sf_generation = 0  # see dispatch_generation
+        self.fake._sf_generation = 0  # see _GENERATIONS
         self.lock = self.fake.lock
         config = self.fake.config
         config.setdefault(b"stream-node-max-entries", str(Stream.stream_node_max_entries).encode())
@@ -543,7 +543,7 @@ class StreamsSocketMixin:
             self._sf_fields = fields  # argv as typed (fakeredis lower-cases names): error texts quote it
             super()._process_command(fields)  # type: ignore[misc]
         finally:
-            if fake is not None:  # after the command (ACL SETUSER, AUTH, HELLO …): see dispatch_generation
+            if fake is not None:  # after the command (ACL SETUSER, AUTH, HELLO …): see _GENERATIONS
                 fake._sf_generation = next(_GENERATIONS)
             session.leave()
 
@@ -710,16 +710,12 @@ _COPY_SHARES_VALUE = _copy_shares_value()
 _SOCKET_CLASSES: Dict[type, type] = {}
 
 
-#: Unique values, atomic to draw (``next`` on ``itertools.count`` holds the GIL): see :func:`dispatch_generation`.
+#: Draws for ``FakeServer._sf_generation``, stored after every command that went through the dispatch path (any
+#: socket of the server; ``StreamsSocketMixin._process_command``): state only such commands change (the ACL, a
+#: socket's user) is the same while that value is. Read it *before* looking at that state. ``next`` on an
+#: ``itertools.count`` is atomic under the GIL and values are never reused, so a late store of an older draw
+#: cannot bring back a value a reader kept.
 _GENERATIONS = itertools.count(1)
-
-
-def dispatch_generation(fake: Any) -> Any:
-    """A value that changes after every command of the fakeredis ``FakeServer`` ``fake`` that went through the
-    dispatch path (any socket of this server): state only such commands change (the ACL, a socket's user)
-    is the same while it is the same. Read it *before* looking at that state. Values are never reused, so a
-    late store of an older draw cannot bring back a value a reader cached. O(1)."""
-    return fake._sf_generation
 
 
 def attach(sock: Any, server: Any) -> Any:

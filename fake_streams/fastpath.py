@@ -103,8 +103,8 @@ def _str_codec(conn: Any) -> Optional[Tuple[str, str]]:
 def _acl_ok(sock: Any, fake: Any) -> bool:
     """Whether the socket's user can run every command on every key (else the dispatch path checks each).
     The verdict is kept per socket until a command goes through the dispatch path anywhere on the server
-    (only such commands change users and rules: :func:`_fakeredis.dispatch_generation`). O(1) when kept."""
-    generation = fake._sf_generation  # = _fakeredis.dispatch_generation(fake), read before the state it covers
+    (only such commands change users and rules: ``_fakeredis._GENERATIONS``). O(1) when kept."""
+    generation = fake._sf_generation  # read before the state it covers
     if sock._sf_acl_checked == generation:
         return True
     if _acl_open(sock, fake):

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, List, Optional
 
 from sortedcontainers import SortedDict
 
-from .idindex import LOAD, IdMap
+from .idindex import IdMap
 from .ids import MIN_ID, StreamID, remember_keys
 
 if TYPE_CHECKING:
@@ -187,15 +187,8 @@ class ConsumerGroup:
             nack.consumer = consumer
             nack.id_bytes = enc
             append(nack)
-        for index in (pel, consumer.pel):  # a consumer PEL is part of the group PEL: all below keys[0]
-            chunks = index._keys
-            if chunks and len(chunks[-1]) + len(keys) <= LOAD:  # IdMap.extend_k into the last chunk
-                chunks[-1] += keys
-                index._vals[-1] += nacks
-                index._maxes[-1] = keys[-1]
-                index._len += len(keys)
-            else:
-                index.extend_k(keys, nacks)
+        pel.extend_k(keys, nacks)
+        consumer.pel.extend_k(keys, nacks)  # a consumer PEL is part of the group PEL: all below keys[0] too
 
     def assign(self, sid: StreamID, nack: PendingEntry, consumer: Consumer) -> None:
         """Move an existing NACK to ``consumer`` (XCLAIM/XAUTOCLAIM). O(log n + L)."""
@@ -254,27 +247,6 @@ class ConsumerGroup:
         self.pel.set_k(k, nack)
         return nack
 
-    def remove_pending_sorted(self, keys: List[int]) -> int:
-        """:meth:`remove_pending_many` of ``keys`` already ascending and distinct (not changed here). Same costs
-        without the sort; O(log n + L + k) when the keys are neighbours in the group PEL and in their
-        owner's (an XACK of one delivery).
-        """
-        nacks = self.pel.pop_run(keys) if keys else None
-        if nacks is None:
-            keys, nacks = self.pel.pop_sorted(keys)
-            if not keys:
-                return 0
-        first = nacks[0].consumer
-        for nack in nacks:
-            if nack.consumer is not first:
-                break
-        else:
-            if first is not None and first.pel.pop_run(keys) is None:
-                first.pel.pop_sorted(keys)
-            return len(keys)
-        self._pop_owned(keys, nacks)
-        return len(keys)
-
     def _pop_owned(self, removed: List[int], nacks: List[PendingEntry]) -> None:
         """Remove the keys ``removed`` (ascending), just taken from the group PEL with their ``nacks``, from their
         owners' PELs. One ``pop_sorted`` per owner."""
@@ -285,12 +257,13 @@ class ConsumerGroup:
         for consumer, ks in owned.items():
             consumer.pel.pop_sorted(ks)
 
-    def remove_pending_many(self, keys: List[int]) -> int:
+    def remove_pending_many(self, keys: List[int], ascending: bool = False) -> int:
         """XACK: remove every pending key of ``keys`` (any order, repeats allowed) from the group PEL and its
         owner's; returns how many distinct keys were pending. O(k log k) plus one seek per run of
-        neighbouring keys in each PEL.
+        neighbouring keys in each PEL; ``ascending``: the keys are already ascending and distinct (not changed
+        here), no sort — O(log n + L + k) for an XACK of one delivery (one run in each PEL).
         """
-        if len(keys) > 1:
+        if len(keys) > 1 and not ascending:
             keys = sorted(keys)
         removed, nacks = self.pel.pop_sorted(keys)
         if not removed:

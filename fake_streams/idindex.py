@@ -221,6 +221,12 @@ class IdMap:
         if outer_k:
             ks = outer_k[-1]
             room = LOAD - len(ks)
+            if room >= n:  # the usual case (a delivery into a PEL): all into the last chunk, no slice copies
+                ks += keys
+                outer_v[-1] += values
+                maxes[-1] = keys[-1]
+                self._len += n
+                return
             if room > 0:
                 at = room if room < n else n
                 ks += keys[:at]

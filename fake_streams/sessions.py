@@ -82,7 +82,7 @@ class Session:
     def keyspace(self) -> _fakeredis.Keyspace:
         db = self._sock._db
         keyspace = self._keyspace
-        if keyspace is None or keyspace._db is not db:  # (= .ident, without the property call)
+        if keyspace is None or keyspace.ident is not db:
             keyspace = self._keyspace = _fakeredis.Keyspace(db)
         return keyspace
 

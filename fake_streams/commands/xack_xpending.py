@@ -35,7 +35,7 @@ def xack(ctx: Context, args: List[bytes]) -> int:
     raws = args[2:]
     keys = recent_keys(raws)  # the IDs a delivery just returned: canonical, ascending, distinct
     if keys is not None:
-        return group.remove_pending_sorted(keys)
+        return group.remove_pending_many(keys, ascending=True)
     keys = parse_strict_keys(raws)  # every ID is valid before anything is acknowledged
     return group.remove_pending_many(keys)
 

@@ -53,14 +53,10 @@ def xrange(ctx: Context, args: List[bytes]) -> Any:
     if len(args) == 5 and args[3] in _COUNT_T:
         start = parse_range_start_key(args[1])
         end = parse_range_end_key(args[2])
-        raw = args[4]
-        if raw.isdigit() and len(raw) < 19 and raw[0] != 0x30:  # parse_count's fast case, and > 0
+        count = parse_count(args[4])
+        if count > 0:  # else the general path answers (nil for an existing key)
             stream = ctx.lookup(args[0])
-            if stream is None:
-                return []
-            if start > end:
-                return []
-            return stream._entries.reply_range(start, end, int(raw))
+            return [] if stream is None else stream.reply_range(start, end, count)
     return _range(ctx, args, rev=False)
 
 

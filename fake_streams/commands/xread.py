@@ -251,7 +251,7 @@ def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: C
         group.deliver_batch(keys, encs, consumer, now)
         if "consumer_active_time" in ctx.profile.features:
             consumer.active_time = now
-    return [[e, [*f]] for e, f in zip(encs, fields)]  # reply.entries_of (fresh lists), inlined
+    return entries_of(encs, fields)
 
 
 def _read_new_one(ctx: Context, key: bytes, name: bytes, consumer_name: bytes, count: int) -> Any:
@@ -265,8 +265,8 @@ def _read_new_one(ctx: Context, key: bytes, name: bytes, consumer_name: bytes, c
     if group is None:
         raise ReplyError("XREADGROUP_NOGROUP", key=key, group=name)
     last = group.last_id
-    maxes = stream._entries._maxes
-    newer = bool(maxes) and maxes[-1] > (last[0] << 64) | last[1]
+    last_k = stream.last_valid_key()
+    newer = last_k is not None and last_k > (last[0] << 64) | last[1]
     profile = ctx.profile
     if not newer and "eager_consumer_creation" not in profile.features:
         return None
@@ -377,12 +377,7 @@ def xreadgroup(ctx: Context, args: List[bytes]) -> Any:
     n = len(args)
     if n == 8:
         if args[7] == b">" and args[5] in _STREAMS_T and args[3] in _COUNT_T and args[0] in _GROUP_T:
-            raw = args[4]
-            if raw.isdigit() and len(raw) < 19 and (raw[0] != 0x30 or len(raw) == 1):  # parse_count's fast case
-                count = int(raw)
-            else:
-                count = max(0, parse_count(raw))
-            return _read_new_one(ctx, args[6], args[1], args[2], count)
+            return _read_new_one(ctx, args[6], args[1], args[2], max(0, parse_count(args[4])))
     elif n == 6 and args[5] == b">" and args[3] in _STREAMS_T and args[0] in _GROUP_T:
         return _read_new_one(ctx, args[4], args[1], args[2], 0)
     return _xread_generic(ctx, args, is_group=True)
