@@ -54,12 +54,15 @@ def direct_calls(monkeypatch):
     return calls
 
 
+def _server(fast, **kwargs):
+    """A server on a ManualClock at 1,000,000 ms, with the direct path (``fast``) or without it."""
+    server = FakeStreamsServer(clock=ManualClock(1_000_000), **kwargs)
+    server.fast_path = fast
+    return server
+
+
 def _pair(commands=None, **kwargs):
-    servers = []
-    for fast in (True, False):
-        server = FakeStreamsServer(clock=ManualClock(1_000_000), commands=commands)
-        server.fast_path = fast
-        servers.append(server)
+    servers = [_server(fast, commands=commands) for fast in (True, False)]
     clients = [s.client(**kwargs) for s in servers]
     return servers, clients
 
@@ -330,8 +333,7 @@ async def _aoutcome(fn, client):
 async def _arun_both(steps, **kwargs):
     out = []
     for fast in (True, False):
-        server = FakeStreamsServer(clock=ManualClock(1_000_000))
-        server.fast_path = fast
+        server = _server(fast)
         client = server.async_client(**kwargs)
         try:
             out.append([await _aoutcome(step, client) for step in steps])
@@ -430,8 +432,7 @@ def test_pipeline_batch_serves_blocked_readers_after_each_command(direct_calls):
     as from the dispatch path (the server serves blocked clients after every command)."""
     got = []
     for fast in (True, False):
-        server = FakeStreamsServer(clock=ManualClock(1_000_000))
-        server.fast_path = fast
+        server = _server(fast)
         reader, writer = server.client(), server.client()
         out = []
         t = threading.Thread(target=lambda out=out, reader=reader: out.append(reader.xread({"s": "$"}, count=10,
@@ -452,8 +453,7 @@ def test_pipeline_batch_serves_blocked_readers_after_each_command(direct_calls):
 def test_pipeline_batch_dirties_watch_and_sends_keyspace_events_in_order(direct_calls):
     outs = []
     for fast in (True, False):
-        server = FakeStreamsServer(clock=ManualClock(1_000_000))
-        server.fast_path = fast
+        server = _server(fast)
         r, other = server.client(), server.client()
         r.config_set("notify-keyspace-events", "KEA")
         ps = other.pubsub()
@@ -540,8 +540,7 @@ def test_acl_verdict_kept_per_socket_is_dropped_when_another_client_changes_rule
     dispatch-only server."""
     outs = []
     for fast in (True, False):
-        server = FakeStreamsServer(clock=ManualClock(1_000_000))
-        server.fast_path = fast
+        server = _server(fast)
         a, b = server.client(), server.client()
         out = [_outcome(lambda r: r.xadd("s", {"f": "v"}, id="1-0"), a),
                _outcome(lambda r: r.xlen("s"), a)]  # a's verdict is kept now (direct path)
@@ -606,8 +605,7 @@ def test_xadd_runs_answer_alike(direct_calls, run_appends, protocol):
 def test_xadd_run_watch_and_errors_alike(run_appends):
     outs = []
     for fast in (True, False):
-        server = FakeStreamsServer(clock=ManualClock(1_000_000))
-        server.fast_path = fast
+        server = _server(fast)
         r, other = server.client(), server.client()
         r.xadd("full", {"f": 1})
         r.execute_command("XSETID", "full", "18446744073709551615-18446744073709551615")

@@ -14,6 +14,7 @@ from fake_streams import FakeStreamsServer, ids
 from fake_streams.clock import ManualClock
 from fake_streams.errors import ReplyError
 from tests.conftest import get_connection
+from tests.support.context import DictContext
 
 
 @pytest.fixture
@@ -192,41 +193,12 @@ def test_add_next_errors_change_nothing(monkeypatch):
 
 
 # ------------------------------ XREADGROUP GROUP g c [COUNT n] STREAMS key > and XACK: fast vs general
-class _Ctx:
-    """A minimal command context (as benchmarks/profile_engine.py's), recording notifications."""
-
-    def __init__(self, profile, protocol):
-        from fake_streams.profiles import get_profile
-
-        self.profile = get_profile(profile)
-        self.protocol = protocol
-        self.in_multi = False
-        self.from_script = False
-        self.argv = [b"XREADGROUP"]
-        self.keyspace = {b"str": "not a stream"}
-        self.events = []
-        self.now_ms = 1_000
-
-    def lookup(self, key):
-        value = self.keyspace.get(key)
-        if isinstance(value, str):
-            raise ReplyError("WRONGTYPE")
-        return value
-
-    def create(self, key):
-        from fake_streams.stream import Stream
-
-        stream = self.keyspace[key] = Stream()
-        return stream
-
-    def modified(self, key):
-        pass
-
-    def signal_ready(self, key):
-        pass
-
-    def notify(self, event, key):
-        self.events.append((event, key))
+def _ctx(profile, protocol):
+    """tests.support.context.DictContext with a non-stream key (``str``, for WRONGTYPE) and ``now`` at 1000."""
+    ctx = DictContext(profile, protocol, now_ms=1_000)
+    ctx.argv = [b"XREADGROUP"]
+    ctx.keyspace[b"str"] = "not a stream"
+    return ctx
 
 
 def _state(ctx):
@@ -264,7 +236,7 @@ def test_xreadgroup_new_entries_fast_path_matches_the_general_path(seed):
     rnd = random.Random(seed)
     profile = rnd.choice(["7.0", "7.2", "7.4", "valkey-8.0"])
     protocol = rnd.choice([2, 3])
-    fast, slow = _Ctx(profile, protocol), _Ctx(profile, protocol)
+    fast, slow = _ctx(profile, protocol), _ctx(profile, protocol)
     xadd, xdel, xack = COMMANDS["xadd"].handler, COMMANDS["xdel"].handler, COMMANDS["xack"].handler
     create, setid = COMMANDS["xgroup|create"].handler, COMMANDS["xgroup|setid"].handler
     general_ack_keys = ids.parse_strict_keys
@@ -400,7 +372,7 @@ def test_xrange_count_shortcut_matches_the_general_path(seed):
     from fake_streams.commands.xrange import _range
 
     rnd = random.Random(seed)
-    ctx = _Ctx("7.4", 2)
+    ctx = _ctx("7.4", 2)
     xadd, xdel = COMMANDS["xadd"].handler, COMMANDS["xdel"].handler
     for i in range(rnd.choice([0, 5, 1500, 3000])):
         ctx.now_ms += rnd.choice([0, 1])
