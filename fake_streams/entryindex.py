@@ -2,7 +2,7 @@
 
 Per entry: the 128-bit key (``ms << 64 | seq``), the wire-form ID ``b"<ms>-<seq>"`` (encoded once, at
 XADD, and shared by every reply and PEL entry that shows it) and the field tuple. Replies are built from
-contiguous chunk slices (one list comprehension step per entry: ``[[id, [*fields]] ...]``). Lookups
+contiguous chunk slices (:func:`~fake_streams.reply.entries_of`, one list comprehension step per entry). Lookups
 remember the position of their last hit (a *finger*) and try the next position first, so walking IDs in
 order costs no bisect.
 
@@ -17,6 +17,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 
 from .idindex import LOAD, IdMap
 from .ids import StreamID, id_of
+from .reply import entries_of
 
 
 class EntryIndex(IdMap):
@@ -130,7 +131,7 @@ class EntryIndex(IdMap):
         j = bisect_left(ks, lo)
         if count and j + count <= len(ks) and ks[j + count - 1] <= hi:  # one chunk holds the whole reply
             stop = j + count
-            return [[e, [*v]] for e, v in zip(encs[i][j:stop], vals[i][j:stop])]
+            return entries_of(encs[i][j:stop], vals[i][j:stop])
         out: List[List[Any]] = []
         while i < len(keys):
             ks = keys[i]
@@ -141,9 +142,9 @@ class EntryIndex(IdMap):
                     stop = want
             if ks[stop - 1] > hi:
                 stop = bisect_right(ks, hi, j, stop)
-                out += [[e, [*v]] for e, v in zip(encs[i][j:stop], vals[i][j:stop])]
+                out += entries_of(encs[i][j:stop], vals[i][j:stop])
                 return out
-            out += [[e, [*v]] for e, v in zip(encs[i][j:stop], vals[i][j:stop])]
+            out += entries_of(encs[i][j:stop], vals[i][j:stop])
             if count and len(out) >= count:
                 return out
             i += 1
@@ -172,9 +173,9 @@ class EntryIndex(IdMap):
                     start = want
             if stop > start and ks[start] < lo:
                 start = bisect_left(ks, lo, start, stop)
-                out += [[e, [*v]] for e, v in zip(encs[i][start:stop][::-1], vals[i][start:stop][::-1])]
+                out += entries_of(encs[i][start:stop][::-1], vals[i][start:stop][::-1])
                 return out
-            out += [[e, [*v]] for e, v in zip(encs[i][start:stop][::-1], vals[i][start:stop][::-1])]
+            out += entries_of(encs[i][start:stop][::-1], vals[i][start:stop][::-1])
             if count and len(out) >= count:
                 return out
             i -= 1

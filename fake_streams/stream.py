@@ -350,7 +350,7 @@ class Stream:
         entries, nodes = self._entries, self._nodes
         if approx and maxlen is not None and entries._len:  # XADD MAXLEN ~: usually nothing to do, in O(1)
             length = entries._len
-            if length <= maxlen or length - nodes._vals[0][0].count < maxlen:
+            if length <= maxlen or length - nodes.first_value().count < maxlen:
                 return 0  # the walk would stop at once (approx: only whole nodes go)
         return self._trim_walk(maxlen, minid, approx, limit)
 
