@@ -1,0 +1,214 @@
+-- The script environment as Redis builds it (script_lua.c / eval.c), run once per runtime by
+-- fake_streams.lua.runtime. Receives a table of Python callbacks; every callback returns
+-- (ok, value...) and never raises, the wrappers below turn a failure into the Lua error the
+-- server's C function would raise. Chunk name "=[fake_streams]": the error handler skips these
+-- frames when it looks for the user's line.
+local py = ...
+local error, type, tostring, tonumber, select, rawget, rawset, next, setmetatable, pcall, xpcall, unpack =
+    error, type, tostring, tonumber, select, rawget, rawset, next, setmetatable, pcall, xpcall, unpack
+local dsethook, dgetinfo = debug.sethook, debug.getinfo
+local LIB = "=[fake_streams]"
+
+-- readonly view of a table: reads go to the table, writes fail as on a readonly table
+local function readonly(store, missing)
+  return setmetatable({}, {
+    __index = missing or store,
+    __newindex = function() error("Attempt to modify a readonly table", 2) end,
+    __metatable = false,
+  })
+end
+
+local function err_table(message)
+  return {err = message}
+end
+
+-- ------------------------------------------------------------------------------------- redis.*
+-- Library functions are Python callables (called from Lua as C functions are, so a call in tail position keeps
+-- the caller's frame for the error handler); a failure raises a Python LuaRaise, which reaches Lua as a
+-- userdata error object: py.unwrap gives the value the server's C function would have raised.
+local unwrap = py.unwrap
+local redis = {}
+for _, name in ipairs({"call", "pcall", "sha1hex", "status_reply", "error_reply", "log", "setresp", "set_repl",
+                       "replicate_commands", "breakpoint", "debug", "acl_check_cmd"}) do
+  redis[name] = py["redis_" .. name]
+end
+redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
+redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
+redis.REDIS_VERSION = py.version
+redis.REDIS_VERSION_NUM = py.version_num
+
+-- ------------------------------------------------------------------------------------ libraries
+local cjson = {
+  encode = py.cjson_encode,
+  decode = py.cjson_decode,
+  null = py.null,
+}
+local cmsgpack = {
+  pack = py.msgpack_pack,
+  unpack = py.msgpack_unpack,
+  unpack_one = py.msgpack_unpack_one,
+  unpack_limit = py.msgpack_unpack_limit,
+  _NAME = "cmsgpack",
+  _VERSION = "lua-cmsgpack 0.4.0",
+  _COPYRIGHT = "Copyright (C) 2012, Salvatore Sanfilippo",
+  _DESCRIPTION = "MessagePack C implementation for Lua",
+}
+local bit = {}
+for _, op in ipairs({"tobit", "bnot", "band", "bor", "bxor", "lshift", "rshift", "arshift", "rol", "ror",
+                     "bswap", "tohex"}) do
+  bit[op] = py["bit_" .. op]
+end
+local struct = {pack = py.struct_pack, unpack = py.struct_unpack, size = py.struct_size}
+
+-- math.random / randomseed: the server's own lrand48, the same sequence on every platform
+local rmath = {}
+for k, v in next, math do rmath[k] = v end
+rmath.random = py.random
+rmath.randomseed = py.randomseed
+
+-- pcall as Redis 7 defines it: an error table with a string 'err' comes back as that string
+local function pcall_result(ok, ...)
+  if ok then return true, ... end
+  local e = ...
+  if type(e) == "userdata" then e = unwrap(e) end
+  if type(e) == "table" then
+    local message = e.err
+    if type(message) == "string" or type(message) == "number" then e = message end
+  end
+  return false, e
+end
+local function redis_pcall(...)
+  return pcall_result(pcall(...))
+end
+
+-- ------------------------------------------------------------------------------------- globals
+local store = {}
+local env
+local function missing(_, key)
+  local value = store[key]
+  if value == nil then
+    error("Script attempted to access nonexistent global variable '" .. tostring(key) .. "'", 2)
+  end
+  return value
+end
+env = readonly(store, missing)
+for _, name in ipairs({"xpcall", "tostring", "getfenv", "setmetatable", "next", "assert", "tonumber", "rawequal",
+                       "collectgarbage", "getmetatable", "rawset", "coroutine", "type", "select", "unpack",
+                       "gcinfo", "pairs", "rawget", "loadstring", "ipairs", "_VERSION", "setfenv", "load", "error",
+                       "newproxy"}) do
+  store[name] = _G[name]
+end
+store.pcall = redis_pcall
+-- chunks compiled by a script see the script's globals, not the interpreter's
+store.loadstring = function(chunk, name)
+  local fn, message = loadstring(chunk, name)
+  if fn then setfenv(fn, env) end
+  return fn, message
+end
+store.load = function(reader, name)
+  local fn, message = load(reader, name)
+  if fn then setfenv(fn, env) end
+  return fn, message
+end
+store._G = env
+store.string = readonly(string)
+store.table = readonly(table)
+store.math = readonly(rmath)
+store.cjson = readonly(cjson)
+store.cmsgpack = readonly(cmsgpack)
+store.bit = readonly(bit)
+store.struct = readonly(struct)
+store.redis = readonly(redis)
+if py.server_alias then store.server = store.redis end
+
+-- the error handler (eval.c's __redis__err__handler): the user's frame gives source and line
+local function handler(err)
+  if type(err) == "userdata" then err = unwrap(err) end
+  local level, info = 2, nil
+  while true do
+    info = dgetinfo(level, "nSl")
+    if not info or (info.what ~= "C" and info.source ~= LIB) then break end
+    level = level + 1
+  end
+  if type(err) ~= "table" then err = {err = "ERR " .. tostring(err)} end
+  if info then
+    err.source = info.source
+    err.line = info.currentline
+  end
+  return err
+end
+
+-- every 100000 instructions: ask Python whether the script must stop (SCRIPT KILL, shutdown)
+local killed
+local function on_count()
+  local message = py.interrupt()
+  if message then
+    killed = message
+    dsethook(function() error(err_table(killed)) end, "l")
+    error(err_table(message))
+  end
+end
+
+local function clear_raw_globals()
+  for k in next, env do rawset(env, k, nil) end
+end
+
+local api = {}
+-- compile a script body: the function, or nil and the compiler's message
+function api.compile(body, chunkname)
+  local fn, message = loadstring(body, chunkname)
+  if not fn then return nil, message end
+  setfenv(fn, env)
+  return fn, nil
+end
+-- run fn(...) under the error handler and the interrupt hook: ok, result-or-error-table
+function api.run(fn, keys, argv, hooked, ...)
+  store.KEYS, store.ARGV = keys, argv
+  killed = nil
+  if hooked then dsethook(on_count, "", 100000) end
+  local n = select("#", ...)
+  local args = {...}
+  local ok, result = xpcall(function() return fn(unpack(args, 1, n)) end, handler)
+  dsethook()
+  clear_raw_globals()
+  store.KEYS, store.ARGV = nil, nil
+  return ok, result
+end
+-- the library-loading environment of FUNCTION LOAD: register_function only, other globals readonly
+function api.load_library(body, register, log)
+  local fn, message = loadstring(body, "@user_function")
+  if not fn then return false, message end
+  local lib_redis = {register_function = register, log = redis.log, setresp = nil,
+                     LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+                     REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM}
+  local lib_store = {}
+  for k, v in next, store do lib_store[k] = v end
+  lib_store.redis = readonly(lib_redis)
+  if py.server_alias then lib_store.server = lib_store.redis end
+  local lib_env
+  lib_env = readonly(lib_store, function(_, key)
+    local value = lib_store[key]
+    if value == nil then
+      error("Script attempted to access nonexistent global variable '" .. tostring(key) .. "'", 2)
+    end
+    return value
+  end)
+  lib_store._G = lib_env
+  setfenv(fn, lib_env)
+  local ok, result = xpcall(fn, handler)
+  return ok, result
+end
+-- the environment a registered function runs in (the eval environment without KEYS/ARGV)
+function api.bind(fn)
+  setfenv(fn, env)
+  return fn
+end
+function api.lua_type(v) return type(v) end
+function api.new_table() return {} end
+
+-- nothing outside the sandbox stays reachable through the interpreter's globals (getfenv of a builtin);
+-- lupa itself needs 'debug' there (its traceback handler)
+for _, name in ipairs({"python", "os", "io", "package", "require", "dofile", "loadfile", "module"}) do
+  rawset(_G, name, nil)
+end
+return api
