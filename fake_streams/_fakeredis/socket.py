@@ -27,7 +27,7 @@ import redis.exceptions
 
 from ..commands.base import CommandSpec
 from ..errors import ReplyError
-from . import overrides
+from . import overrides, scripting
 from .backend import error
 from .compat import AsyncFakeSocket, SimpleError
 from .routing import _as_bytes, _c_str, unknown_command_args
@@ -57,6 +57,11 @@ class StreamsSocketMixin:
                 if faults is not None and self._sf_fault(faults, session, fields):
                     return
             self._sf_fields = fields  # argv as typed (fakeredis lower-cases names): error texts quote it
+            if fields and getattr(fake, "_sf_scripts", None) is not None:  # a script may be running (lua)
+                answer = scripting.before_command(self, fields)
+                if answer is not None:
+                    self.put_response(self._decode_result(answer))  # type: ignore[attr-defined]
+                    return
             super()._process_command(fields)  # type: ignore[misc]
         finally:
             if fake is not None:  # after the command (ACL SETUSER, AUTH, HELLO …): see _GENERATIONS

@@ -1,0 +1,187 @@
+"""EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD/EXISTS/FLUSH/KILL served by :mod:`fake_streams.lua`
+(registered in :mod:`.overrides`), and the busy-script check another client's command makes before the lock.
+
+The server's :class:`~fake_streams.lua.engine.ScriptEngine` lives on fakeredis's ``FakeServer``
+(``_sf_scripts``). :class:`SocketHost` runs a script's ``redis.call`` as fakeredis runs one: the name through
+the socket's ``_name_to_func`` (so stream commands reach the engine, overrides apply) and ``_run_command`` with
+``from_script=True``; the script's RESP mode is fakeredis's ``_script_resp``.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, List, Optional, Tuple
+
+from ..lua import convert
+from ..lua.engine import ScriptEngine, ScriptError
+from ..reply import Status
+from .compat import SimpleError, SimpleString
+from .overrides import override, signature
+
+try:
+    from fakeredis._commands import COMMANDS_WITH_SUB
+    from fakeredis.model import is_write_command
+except ImportError:  # pragma: no cover - older fakeredis
+    COMMANDS_WITH_SUB = set()
+
+    def is_write_command(cmd: bytes) -> bool:  # type: ignore[misc]
+        return False
+
+_NO_SCRIPT = "s"  # fakeredis's FLAG_NO_SCRIPT
+
+
+def engine_of(fake: Any, profile: Any) -> ScriptEngine:
+    """The scripting engine of fakeredis server ``fake`` (made on first use)."""
+    engine = getattr(fake, "_sf_scripts", None)
+    if engine is None:
+        engine = fake._sf_scripts = ScriptEngine(profile)
+    return engine
+
+
+def running_engine(fake: Any) -> Optional[ScriptEngine]:
+    """The engine if a script runs now (any thread), else None. O(1); no lock."""
+    engine = getattr(fake, "_sf_scripts", None)
+    return engine if engine is not None and engine.running is not None else None
+
+
+def _engine(sock: Any) -> ScriptEngine:
+    return engine_of(sock._server, sock._sf_session.server.profile)
+
+
+class SocketHost:
+    """:class:`fake_streams.lua.engine.Host` over one fakeredis socket."""
+
+    def __init__(self, sock: Any) -> None:
+        self.sock = sock
+        self.caller_resp = int(sock._client_info.protocol_version)
+
+    def set_script_resp(self, resp: Optional[int]) -> None:
+        self.sock._script_resp = resp
+
+    def threshold_ms(self) -> int:
+        config = getattr(self.sock._server, "config", {})
+        for name in (b"busy-reply-threshold", b"lua-time-limit"):
+            raw = config.get(name)
+            if raw is not None:
+                try:
+                    return int(raw)
+                except (TypeError, ValueError):
+                    break
+        return 5000
+
+    def call(self, argv: List[bytes], read_only: bool) -> Tuple[bool, Any, bool]:
+        sock = self.sock
+        texts = _engine(sock).texts
+        name = argv[0].decode("utf-8", "replace").lower()
+        args = argv[1:]
+        if name in COMMANDS_WITH_SUB and args:
+            name += " " + args[0].decode("utf-8", "replace").lower()
+            args = args[1:]
+        sock._sf_script_argv = argv[:2]
+        try:
+            func, sig = sock._name_to_func(name)
+        except SimpleError:
+            return False, texts.unknown, False
+        if func is None:
+            return False, texts.unknown, False
+        try:
+            sig.check_arity(args, sock.version)
+        except SimpleError:
+            return False, texts.arity, False
+        if _NO_SCRIPT in sig.flags:
+            return False, texts.noscript_cmd, False
+        write = is_write_command(sig.name.replace(" ", "|").encode()) or is_write_command(sig.name.encode())
+        if read_only and write:
+            return False, texts.ro_write, False
+        result = sock._run_command(func, sig, list(args), True)
+        if isinstance(result, SimpleError):
+            return False, result.value.encode() if isinstance(result.value, str) else result.value, write
+        return True, _from_fakeredis(result), write
+
+
+def _from_fakeredis(value: Any) -> Any:
+    """fakeredis reply values → :mod:`fake_streams.lua.convert`'s (errors and simple strings marked)."""
+    if isinstance(value, SimpleError):
+        return convert.ErrorValue(value.value.encode() if isinstance(value.value, str) else value.value)
+    if isinstance(value, SimpleString):
+        return Status(value.value if isinstance(value.value, bytes) else str(value.value).encode())
+    if isinstance(value, list):
+        return [_from_fakeredis(item) for item in value]
+    return value
+
+
+def to_fakeredis(value: Any) -> Any:
+    """A script reply → fakeredis values (Status → SimpleString, errors → SimpleError, recursively)."""
+    if isinstance(value, Status):
+        return SimpleString(value.value)
+    if isinstance(value, convert.ErrorValue):
+        return SimpleError(value.text.decode("utf-8", "replace"))
+    if isinstance(value, list):
+        return [to_fakeredis(item) for item in value]
+    if isinstance(value, dict):
+        return {to_fakeredis(k): to_fakeredis(v) for k, v in value.items()}
+    return value
+
+
+def _guarded(run: Callable[[], Any]) -> Any:
+    try:
+        return run()
+    except ScriptError as exc:
+        raise SimpleError(exc.text) from None
+
+
+def eval_command(sock: Any, by_sha: bool, ro: bool, first: bytes, numkeys: bytes, *rest: bytes) -> Any:
+    host = SocketHost(sock)
+    return to_fakeredis(_guarded(lambda: _engine(sock).eval(host, first, numkeys, list(rest), by_sha, ro)))
+
+
+for _name, _by_sha, _ro in (("eval", False, False), ("evalsha", True, False), ("eval_ro", False, True),
+                            ("evalsha_ro", True, True)):
+    def _lookup(sock: Any, name: str, base: Any, _by_sha: bool = _by_sha, _ro: bool = _ro) -> Tuple[Any, Any]:
+        return functools.partial(eval_command, sock, _by_sha, _ro), signature(name, fixed=2, variadic=True,
+                                                                             flags=_NO_SCRIPT)
+    override(_name)(_lookup)
+
+
+@override("script load")
+def _script_load(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
+    return (lambda body: _guarded(lambda: _engine(sock).script_load(body))), signature(name, 1, flags=_NO_SCRIPT)
+
+
+@override("script exists")
+def _script_exists(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
+    return (lambda *shas: _engine(sock).script_exists(list(shas))), signature(name, 1, True, flags=_NO_SCRIPT)
+
+
+@override("script flush")
+def _script_flush(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
+    def flush(*args: bytes) -> Any:
+        _guarded(lambda: _engine(sock).script_flush(list(args)))
+        return SimpleString(b"OK")
+    return flush, signature(name, 0, True, flags=_NO_SCRIPT)
+
+
+@override("script kill")
+def _script_kill(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
+    return functools.partial(_kill, sock, True), signature(name, 0, flags=_NO_SCRIPT)
+
+
+def _kill(sock: Any, is_eval: bool) -> Any:
+    is_error, text = _engine(sock).kill(is_eval)
+    if is_error:
+        raise SimpleError(text)
+    return SimpleString(text.encode())
+
+
+def before_command(sock: Any, fields: List[bytes]) -> Optional[Any]:
+    """Outside the lock, before another client's command: None to run it, else the reply (SimpleString or
+    SimpleError) a running script leaves it (BUSY …, SCRIPT KILL's answer). Waits while a script of another
+    client runs and is not busy yet."""
+    engine = running_engine(sock._server)
+    if engine is None:
+        return None
+    verdict = engine.wait_turn([bytes(f) for f in fields])
+    if verdict is None:
+        return None
+    is_error, text = verdict
+    return SimpleError(text) if is_error else SimpleString(text.encode())
