@@ -23,8 +23,10 @@ module exports below.
 
 from __future__ import annotations
 
-from . import builtin  # noqa: F401  (each module that registers overrides is imported here)
-from . import scripting  # noqa: F401
+from . import (
+    builtin,  # noqa: F401  (each module that registers overrides is imported here)
+    scripting,  # noqa: F401
+)
 from .access import client_id
 from .backend import Backend, Keyspace, error, to_wire
 from .compat import CONNECTION_ERROR_MSG, FAKEREDIS_VERSION, AsyncConnectionBase, SyncConnectionBase

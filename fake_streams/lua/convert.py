@@ -157,7 +157,7 @@ def to_reply(value: Any, lua_type: Callable[[Any], str], caller_resp: int, scrip
     inner = _raw(value, b"set")
     if inner is not None and lua_type(inner) == "table":
         items = [to_reply(k, lua_type, caller_resp, script_resp, shortest) for k, _ in inner.items()]
-        return set(items) if caller_resp == 3 else items
+        return items  # a RESP3 set reaches redis-py as a list, as from the wire
     out = []
     index = 1
     while True:

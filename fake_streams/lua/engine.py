@@ -68,7 +68,11 @@ class Texts:
             "ERR Wrong number of args calling Redis command from script"
         self.noscript_cmd = "ERR This Valkey command is not allowed from script" if valkey else \
             "ERR This Redis command is not allowed from script"
-        self.bad_arg = "ERR Lua redis lib command arguments must be strings or integers"
+        self.bad_arg = "ERR Command arguments must be strings or integers" if valkey else \
+            "ERR Lua redis lib command arguments must be strings or integers"
+        self.no_args = "ERR Please specify at least one argument for this call" if valkey else \
+            "ERR Please specify at least one argument for this redis lib call"
+        self.noscript = "NOSCRIPT No matching script." if valkey else "NOSCRIPT No matching script. Please use EVAL."
         self.ro_write = "ERR Write commands are not allowed from read-only scripts."
 
     def suffix(self, sha: str, source: bytes, line: Any) -> bytes:
@@ -114,7 +118,7 @@ def sha1_of(body: bytes) -> str:
     return hashlib.sha1(body).hexdigest()
 
 
-def parse_shebang(body: bytes) -> Tuple[Optional[frozenset], int, Optional[str]]:
+def parse_shebang(body: bytes, valkey: bool = False) -> Tuple[Optional[frozenset], int, Optional[str]]:
     """``(flags or None for no shebang, shebang length, error)`` as evalExtractShebangFlags."""
     if not body.startswith(b"#!"):
         return None, 0, None
@@ -125,6 +129,8 @@ def parse_shebang(body: bytes) -> Tuple[Optional[frozenset], int, Optional[str]]
     if not parts:
         return None, 0, "ERR Invalid engine in script shebang"
     if parts[0] != b"#!lua":
+        if valkey:
+            return None, 0, f"ERR Could not find scripting engine '{parts[0][2:].decode('utf-8', 'replace')}'"
         return None, 0, f"ERR Unexpected engine in script shebang: {parts[0].decode('utf-8', 'replace')}"
     flags: set = set()
     for part in parts[1:]:
@@ -227,7 +233,7 @@ class ScriptEngine:
         script = self.scripts.get(sha)
         if script is not None:
             return sha, script
-        flags, shebang_len, problem = parse_shebang(body)
+        flags, shebang_len, problem = parse_shebang(body, self.texts.valkey)
         if problem:
             raise ScriptError(problem)
         fn, message = self.runtime.compile(body[shebang_len:])
@@ -253,7 +259,7 @@ class ScriptEngine:
             sha = first.decode("latin-1").lower()
             script = self.scripts.get(sha)
             if script is None:
-                raise ScriptError("NOSCRIPT No matching script. Please use EVAL.")
+                raise ScriptError(self.texts.noscript)
         else:
             sha, script = self._load(first)
         read_only = ro or "no-writes" in script.flags
@@ -305,13 +311,14 @@ class ScriptEngine:
         """``redis.call`` / ``redis.pcall``: ``(ok, Lua value)``; on failure the value is the error table."""
         texts = self.texts
         if not args:
-            return False, runtime.error_table("ERR Please specify at least one argument for this redis lib call")
+            return False, runtime.error_table(texts.no_args)
         argv: List[bytes] = []
         for value in args:
             if isinstance(value, bytes):
                 argv.append(value)
             elif isinstance(value, (int, float)) and not isinstance(value, bool):
-                argv.append(b"%.17g" % value)
+                argv.append(convert.format_double(float(value), self._shortest_doubles)
+                            if not (isinstance(value, int) or float(value).is_integer()) else b"%.17g" % value)
             else:
                 return False, runtime.error_table(texts.bad_arg)
         running.host.set_script_resp(context.resp)

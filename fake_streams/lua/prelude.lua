@@ -99,6 +99,13 @@ for _, name in ipairs({"xpcall", "tostring", "getfenv", "setmetatable", "next", 
   store[name] = _G[name]
 end
 store.pcall = redis_pcall
+-- a callback's failure reaches a user's message handler as the value the server raises
+store.xpcall = function(fn, user_handler)
+  return xpcall(fn, function(e)
+    if type(e) == "userdata" then e = unwrap(e) end
+    return user_handler(e)
+  end)
+end
 -- chunks compiled by a script see the script's globals, not the interpreter's
 store.loadstring = function(chunk, name)
   local fn, message = loadstring(chunk, name)
@@ -202,6 +209,13 @@ end
 function api.bind(fn)
   setfenv(fn, env)
   return fn
+end
+-- luaL_where(L, 1) of a library function that fails: the caller's "chunk:line: ", "" when the caller is C
+-- (level 0 getinfo, 1 this function, 2 the Python callable, 3 its caller)
+function api.where()
+  local info = dgetinfo(3, "Sl")
+  if info and info.currentline > 0 then return info.short_src .. ":" .. info.currentline .. ": " end
+  return ""
 end
 function api.lua_type(v) return type(v) end
 function api.new_table() return {} end

@@ -64,6 +64,8 @@ class ScriptRuntime:
         self.lupa = lupa
         self.lua = lupa.LuaRuntime(encoding=None, unpack_returned_tuples=True, register_eval=False)
         self.context: Optional[RunContext] = None
+        self.valkey = server_alias  # Valkey's texts (and its 'server' alias of 'redis')
+        self.api_name = "server" if server_alias else "redis"
         self._rand = Lrand48()
         api_helpers = self.lua.eval("function() return function() return {} end, function(v) return type(v) end end")
         self._new_table_fn, self._lua_type_fn = api_helpers()
@@ -72,7 +74,7 @@ class ScriptRuntime:
         self.msgpack = libs.CMsgpack(new_table, lua_type)
         self.bit = libs.Bit(lua_type)
         self.struct = libs.Struct(lua_type)
-        raising = _raising
+        raising = self._raising
         callbacks = {
             b"unwrap": _unwrap,
             b"redis_call": lambda *a: self._call(a, True),
@@ -85,7 +87,7 @@ class ScriptRuntime:
             b"redis_set_repl": self._set_repl,
             b"redis_replicate_commands": lambda *a: True,
             b"redis_breakpoint": lambda *a: False,
-            b"redis_debug": lambda *a: None,
+            b"redis_debug": lambda *a: (),
             b"redis_acl_check_cmd": self._acl_check_cmd,
             b"version": version.encode(),
             b"version_num": version_num,
@@ -141,6 +143,17 @@ class ScriptRuntime:
         return table
 
     # --------------------------------------------------------------------------------- callbacks
+    def _raising(self, fn: Any) -> Any:
+        """A library function returning ``(ok, value…)`` as a callback: the values, or the message raised as
+        ``luaL_error`` does (prefixed with the calling line)."""
+        def call(*args: Any) -> Any:
+            result = fn(*args)
+            if not result[0]:
+                message = result[1] if isinstance(result[1], bytes) else str(result[1]).encode()
+                raise LuaRaise(self.api.where() + message)
+            return result[1] if len(result) == 2 else tuple(result[1:])
+        return call
+
     def _raise(self, text: str) -> Any:
         raise LuaRaise(self.error_table(text))
 
@@ -187,19 +200,20 @@ class ScriptRuntime:
             value = b""
         return hashlib.sha1(value).hexdigest().encode()
 
-    def _log(self, *args: Any) -> None:
+    def _log(self, *args: Any) -> Any:
         if len(args) < 2:
-            self._raise("ERR redis.log() requires two arguments or more.")
+            self._raise(f"ERR {self.api_name}.log() requires two arguments or more.")
         level = libs._to_number(args[0])
         if level is None:
             self._raise("ERR First argument must be a number (log level).")
         if not 0 <= int(level) <= 3:
-            self._raise("ERR Invalid debug level.")
+            self._raise("ERR Invalid log level." if self.valkey else "ERR Invalid debug level.")
         parts = [a if isinstance(a, bytes) else libs.fmt_g(a, 14) for a in args[1:]
                  if isinstance(a, bytes) or (isinstance(a, (int, float)) and not isinstance(a, bool))]
         LOGGER.log(_LOG_LEVELS[int(level)], b" ".join(parts).decode("utf-8", "replace"))
+        return ()
 
-    def _setresp(self, *args: Any) -> None:
+    def _setresp(self, *args: Any) -> Any:
         if len(args) != 1:
             self._raise("ERR redis.setresp() requires one argument.")
         number = libs._to_number(args[0])
@@ -208,13 +222,15 @@ class ScriptRuntime:
             self._raise("ERR RESP version must be 2 or 3.")
         if self.context is not None:
             self.context.resp = resp
+        return ()
 
-    def _set_repl(self, *args: Any) -> None:
+    def _set_repl(self, *args: Any) -> Any:
         if len(args) != 1:
             self._raise("ERR redis.set_repl() requires two arguments.")
         number = libs._to_number(args[0])
         if int(number or 0) & ~3:
             self._raise("ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+        return ()
 
     def _interrupt(self) -> Any:
         context = self.context
@@ -283,16 +299,6 @@ class LuaRaise(Exception):
 def _unwrap(error: Any) -> Any:
     """The Lua error value of a callback's failure (other userdata unchanged)."""
     return error.value if isinstance(error, LuaRaise) else error
-
-
-def _raising(fn: Any) -> Any:
-    """A library function returning ``(ok, value…)`` as a callback: the values, or the message raised."""
-    def call(*args: Any) -> Any:
-        result = fn(*args)
-        if not result[0]:
-            raise LuaRaise(result[1] if isinstance(result[1], bytes) else str(result[1]).encode())
-        return result[1] if len(result) == 2 else tuple(result[1:])
-    return call
 
 
 def error_text(message: bytes) -> bytes:
