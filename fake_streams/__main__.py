@@ -81,6 +81,7 @@ def _serve(host: str, port: int, version: str, clock_name: str, start_ms: Option
         print(f"fake-redis-streams: {profile.server} {profile.hello_version} (profile {profile.name}, "
               f"{clock_name} clock) on {tcp.url}; stop with Ctrl-C or SIGTERM", file=sys.stderr, flush=True)
         stop.wait()
+        server.stop_scripts()  # a looping Lua script would hold the server lock the close needs
         tcp.close()
         return 0
     finally:

@@ -442,6 +442,10 @@ class FakeStreamsServer:
         :meth:`blocked`. Raises ``TimeoutError`` after ``timeout_s`` seconds of real time."""
         return self.blocking.wait_until(n, timeout_s)
 
+    def stop_scripts(self) -> None:
+        """Stop a running Lua script at its next count hook, even one that wrote (a shutdown: SIGTERM, close)."""
+        _fakeredis.abort_scripts(self.backend.fake)
+
     def close(self) -> None:
         """Disconnect: blocked calls and later commands of this server's clients fail with ConnectionError.
 
@@ -457,6 +461,7 @@ class FakeStreamsServer:
             if self.address and self._registry.get(self.address) is self:
                 del self._registry[self.address]
         self.backend.fake.connected = False
+        self.stop_scripts()  # a looping script lets go of the lock
         locked = self.backend.lock.acquire(timeout=1.0)
         try:
             self.blocking.release_all(_server_gone())

@@ -11,7 +11,8 @@ each imports only those above it):
 * :mod:`.access` — what sessions do on a fakeredis socket (client id, protocol, reply queue, kill, events);
 * :mod:`.routing` — which names the engine serves, with fakeredis signatures carrying the Redis arity;
 * :mod:`.overrides` — the table of non-stream commands served by us instead of fakeredis
-  (:mod:`.builtin`: HELLO, INFO, CLIENT UNBLOCK, COPY);
+  (:mod:`.builtin`: HELLO, INFO, CLIENT UNBLOCK, COPY; :mod:`.scripting`: EVAL*, SCRIPT, the busy-script check,
+  served by :mod:`fake_streams.lua`);
 * :mod:`.sessions` — one connection as the server sees it (sync and asyncio), parked replies;
 * :mod:`.socket` — the socket mixin on the dispatch seam ``_name_to_func`` and :func:`attach`;
 * :mod:`.fastpath` — the direct path of redis-py connections for stream commands (no RESP, no dispatch);
@@ -31,11 +32,12 @@ from .access import client_id
 from .backend import Backend, Keyspace, error, to_wire
 from .compat import CONNECTION_ERROR_MSG, FAKEREDIS_VERSION, AsyncConnectionBase, SyncConnectionBase
 from .routing import Router
+from .scripting import abort_scripts
 from .socket import attach
 from .tcp import TcpClient
 from .values import StreamValue
 
 __all__ = [
     "AsyncConnectionBase", "Backend", "CONNECTION_ERROR_MSG", "FAKEREDIS_VERSION", "Keyspace", "Router",
-    "StreamValue", "SyncConnectionBase", "TcpClient", "attach", "client_id", "error", "to_wire",
+    "StreamValue", "SyncConnectionBase", "TcpClient", "abort_scripts", "attach", "client_id", "error", "to_wire",
 ]

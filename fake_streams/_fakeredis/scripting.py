@@ -1,5 +1,5 @@
 """EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD/EXISTS/FLUSH/KILL served by :mod:`fake_streams.lua`
-(registered in :mod:`.overrides`), and the busy-script check another client's command makes before the lock.
+(registered in :mod:`.overrides`), and the busy-script check of another client's command (:func:`busy_answer`).
 
 The server's :class:`~fake_streams.lua.engine.ScriptEngine` lives on fakeredis's ``FakeServer``
 (``_sf_scripts``). :class:`SocketHost` runs a script's ``redis.call`` as fakeredis runs one: the name through
@@ -10,6 +10,7 @@ the socket's ``_name_to_func`` (so stream commands reach the engine, overrides a
 from __future__ import annotations
 
 import functools
+import time
 from typing import Any, Callable, List, Optional, Tuple
 
 from ..lua import convert
@@ -57,6 +58,17 @@ class SocketHost:
 
     def set_script_resp(self, resp: Optional[int]) -> None:
         self.sock._script_resp = resp
+
+    def yield_lock(self) -> None:
+        lock = self.sock._server.lock
+        lock.release()
+        try:
+            time.sleep(0.001)  # real-time: a busy script lets waiting clients take the lock (their BUSY replies)
+        finally:
+            lock.acquire()
+
+    def set_running(self, running: bool) -> None:
+        self.sock._server._sf_script_running = running
 
     def threshold_ms(self) -> int:
         config = getattr(self.sock._server, "config", {})
@@ -173,15 +185,21 @@ def _kill(sock: Any, is_eval: bool) -> Any:
     return SimpleString(text.encode())
 
 
-def before_command(sock: Any, fields: List[bytes]) -> Optional[Any]:
-    """Outside the lock, before another client's command: None to run it, else the reply (SimpleString or
-    SimpleError) a running script leaves it (BUSY …, SCRIPT KILL's answer). Waits while a script of another
-    client runs and is not busy yet."""
-    engine = running_engine(sock._server)
-    if engine is None:
+def busy_answer(sock: Any, fields: Any) -> Optional[Any]:
+    """Another client's command while a script is busy (before the lock, and again once it has the lock):
+    None to run it, else its reply (SimpleError BUSY …, or SCRIPT KILL's answer). O(1) when no script runs."""
+    engine = getattr(sock._server, "_sf_scripts", None)
+    if engine is None or engine.running is None or not fields:
         return None
-    verdict = engine.wait_turn([bytes(f) for f in fields])
+    verdict = engine.busy_reply([bytes(f) for f in fields])
     if verdict is None:
         return None
     is_error, text = verdict
     return SimpleError(text) if is_error else SimpleString(text.encode())
+
+
+def abort_scripts(fake: Any) -> None:
+    """Server shutdown: a running script stops at its next count hook (even one that wrote)."""
+    engine = getattr(fake, "_sf_scripts", None)
+    if engine is not None:
+        engine.abort()

@@ -57,8 +57,8 @@ class StreamsSocketMixin:
                 if faults is not None and self._sf_fault(faults, session, fields):
                     return
             self._sf_fields = fields  # argv as typed (fakeredis lower-cases names): error texts quote it
-            if fields and getattr(fake, "_sf_scripts", None) is not None:  # a script may be running (lua)
-                answer = scripting.before_command(self, fields)
+            if getattr(fake, "_sf_script_running", False):  # a busy script answers without the lock (lua)
+                answer = scripting.busy_answer(self, fields)
                 if answer is not None:
                     self.put_response(self._decode_result(answer))  # type: ignore[attr-defined]
                     return
@@ -120,6 +120,10 @@ class StreamsSocketMixin:
         session = self._sf_session
         if session is None:
             return super()._run_command(func, sig, args, from_script)  # type: ignore[misc]
+        if not from_script and not session.depth and getattr(self._server, "_sf_script_running", False):
+            answer = scripting.busy_answer(self, self._sf_fields)  # got the lock from a busy script's hook
+            if answer is not None:  # an error is a value here, as fakeredis's own _run_command returns it
+                return answer
         return session.run_unit(lambda: super(StreamsSocketMixin, self)._run_command(func, sig, args, from_script),
                                 from_script)
 

@@ -4,9 +4,11 @@
 of the script being run. A script runs in its caller's thread under the server lock; its count hook calls
 :meth:`Running.interrupt` every 100,000 Lua instructions, which marks the script *busy* once it has run for
 ``busy-reply-threshold`` ms (alias ``lua-time-limit``; 5000 by default, CONFIG settable) and stops it when a
-``SCRIPT KILL`` (or a shutdown) asked for it. Other clients look at :meth:`ScriptEngine.busy_reply` *before*
-taking the server lock: a busy script gets them the server's ``BUSY`` error, ``SCRIPT KILL`` / ``FUNCTION KILL``
-answer there without the lock, and ``SHUTDOWN NOSAVE`` stops the script.
+``SCRIPT KILL`` (or a shutdown) asked for it. Other clients wait for the lock while the script
+is not busy (the server does not read them either); once it is busy the hook lets go of the lock for a moment at
+each call (the server's event processing during a busy script), and every other client's command asks
+:meth:`ScriptEngine.busy_reply`: the server's ``BUSY`` error, ``SCRIPT KILL`` / ``FUNCTION KILL`` answered, and
+``SHUTDOWN NOSAVE`` stops the script.
 
 Commands a script calls go through the :class:`Host` the adapter builds per command (``redis.call`` reaches the
 same per-command dispatch as a client's command). Texts are the profile's: Redis 7.x or Valkey.
@@ -22,12 +24,10 @@ from typing import Any, Dict, List, Optional, Protocol, Tuple
 from . import convert
 from .runtime import RunContext, ScriptRuntime
 
-BUSY_EVAL = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
-BUSY_FUNCTION = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+BUSY = "BUSY {server} is busy running a script. You can only call {kill} KILL or SHUTDOWN NOSAVE."
 NOTBUSY = "NOTBUSY No scripts in execution right now."
 UNKILLABLE = ("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either "
               "wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
-KILLED = "ERR Script killed by user with SCRIPT KILL..."
 SHUTDOWN_KILLED = "ERR Script killed by a server shutdown"
 DEFAULT_THRESHOLD_MS = 5000
 _SHEBANG_FLAGS = ("no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys")
@@ -55,6 +55,13 @@ class Host(Protocol):
     def threshold_ms(self) -> int:
         """``busy-reply-threshold`` now."""
 
+    def yield_lock(self) -> None:
+        """Busy script (count hook): let other clients take the server lock for a moment, so their commands get
+        BUSY (or SCRIPT KILL runs), as the server processes events while a script is busy."""
+
+    def set_running(self, running: bool) -> None:
+        """A script starts / ends (the direct stream path steps aside while one runs)."""
+
 
 class Texts:
     """The profile's script error texts (Redis 7.x or Valkey)."""
@@ -74,6 +81,10 @@ class Texts:
             "ERR Please specify at least one argument for this redis lib call"
         self.noscript = "NOSCRIPT No matching script." if valkey else "NOSCRIPT No matching script. Please use EVAL."
         self.ro_write = "ERR Write commands are not allowed from read-only scripts."
+        server = "Valkey" if valkey else "Redis"
+        self.busy_eval = BUSY.format(server=server, kill="SCRIPT")
+        self.busy_function = BUSY.format(server=server, kill="FUNCTION")
+        self.killed = "ERR Script killed by user with SCRIPT KILL." + ("" if valkey else "..")
 
     def suffix(self, sha: str, source: bytes, line: Any) -> bytes:
         where = source + b":" + str(line).encode()
@@ -107,10 +118,13 @@ class Running:
         self._threshold_ms = host.threshold_ms()
 
     def interrupt(self) -> Optional[str]:
-        """Count hook: mark busy after the threshold; the error to stop with, if asked to stop."""
+        """Count hook: mark busy after the threshold (then let other clients in); the error to stop with, if
+        asked to stop."""
         if not self.busy and self._threshold_ms > 0 and \
                 (time.monotonic() - self.started) * 1000 >= self._threshold_ms:
             self.busy = True
+        if self.busy and self.stop_reason is None:
+            self.host.yield_lock()
         return self.stop_reason
 
 
@@ -183,18 +197,7 @@ class ScriptEngine:
             return None
         if name in (b"auth", b"hello", b"quit", b"reset"):
             return None
-        return True, BUSY_EVAL if running.is_eval else BUSY_FUNCTION
-
-    def wait_turn(self, argv: List[bytes], poll_s: float = 0.001) -> Optional[Tuple[bool, str]]:
-        """Before another client's command: while a script of another thread runs but is not busy yet, wait (as
-        the server does not read other clients then); then :meth:`busy_reply`."""
-        while True:
-            running = self.running
-            if running is None or running.thread == threading.get_ident():
-                return None
-            if running.busy:
-                return self.busy_reply(argv)
-            time.sleep(poll_s)  # real-time: the script runs in another thread; bounded by the busy threshold
+        return True, self.texts.busy_eval if running.is_eval else self.texts.busy_function
 
     def kill(self, is_eval: bool) -> Tuple[bool, str]:
         """SCRIPT KILL (``is_eval``) / FUNCTION KILL: ``(is_error, text)``."""
@@ -204,10 +207,10 @@ class ScriptEngine:
         if running.wrote:
             return True, UNKILLABLE
         if is_eval and not running.is_eval:
-            return True, BUSY_FUNCTION
+            return True, self.texts.busy_function
         if not is_eval and running.is_eval:
-            return True, BUSY_EVAL
-        running.stop_reason = KILLED
+            return True, self.texts.busy_eval
+        running.stop_reason = self.texts.killed
         return False, "OK"
 
     def abort(self) -> None:
@@ -274,12 +277,14 @@ class ScriptEngine:
         host.set_script_resp(2)
         with self._state:
             self.running = running
+        host.set_running(True)
         try:
             ok, result = runtime.run(script.fn, context, runtime.array(keys), runtime.array(argv),
                                      host.threshold_ms() > 0)
         finally:
             with self._state:
                 self.running = None
+            host.set_running(False)
             host.set_script_resp(None)
         if not ok:
             raise ScriptError(self._error_text(sha, result))

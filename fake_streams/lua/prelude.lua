@@ -151,7 +151,11 @@ local function on_count()
   local message = py.interrupt()
   if message then
     killed = message
-    dsethook(function() error(err_table(killed)) end, "l")
+    -- from now on every line of the script raises again, so a pcall cannot swallow the kill
+    dsethook(function()
+      local info = dgetinfo(2, "S")
+      if info and info.source ~= LIB then error(err_table(killed)) end
+    end, "l")
     error(err_table(message))
   end
 end

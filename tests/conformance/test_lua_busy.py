@@ -1,0 +1,44 @@
+"""The busy-script model, fake vs real: BUSY to other clients after busy-reply-threshold, SCRIPT KILL, NOTBUSY.
+
+A small threshold (CONFIG SET busy-reply-threshold 100) keeps these fast; the waits are the servers' own.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def busy_pair(pair):
+    if pair.target.kind == "valkey" and pair.profile.server != "valkey":
+        pytest.skip("Valkey's Lua texts are not Redis 7.4's: Lua is compared with the valkey-8.0 profile")
+    pair.same("CONFIG", "SET", "busy-reply-threshold", "100")
+    _no_clock_sync(pair)
+    yield pair
+    try:  # a failed test must not leave the shared real server running a script
+        pair.oracle.command("SCRIPT", "KILL")
+    except Exception:
+        pass
+    pair.oracle.command("CONFIG", "SET", "busy-reply-threshold", "5000")
+
+
+def _no_clock_sync(pair):
+    """The harness reads the real server's TIME before each fake command; a busy server answers that with
+    BUSY too, and nothing here depends on the clock."""
+    if pair.fake is not None:
+        pair.fake._before = None
+
+
+def test_looping_script_is_busy_then_killed(busy_pair):
+    pair = busy_pair
+    pair.same("SCRIPT", "KILL")  # NOTBUSY: nothing runs
+    runner = pair.connect()
+    _no_clock_sync(runner)
+    runner.send("EVAL", "local i = 0 while true do i = i + 1 end", 0)  # real-time: loops until SCRIPT KILL
+    pair.same("PING")  # BUSY once the threshold has passed (both servers hold the client until then)
+    pair.same("GET", "k")
+    pair.same("FUNCTION", "KILL")  # a script, not a function: BUSY
+    pair.same("SCRIPT", "KILL")
+    runner.read()  # the script's caller: ERR Script killed by user with SCRIPT KILL... script: …
+    pair.same("PING")
+    pair.same("SCRIPT", "KILL")
