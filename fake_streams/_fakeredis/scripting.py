@@ -1,4 +1,5 @@
-"""EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD/EXISTS/FLUSH/KILL served by :mod:`fake_streams.lua`
+"""EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT LOAD/EXISTS/FLUSH/KILL, FUNCTION LOAD/DELETE/FLUSH/LIST/STATS/KILL
+and FCALL/FCALL_RO served by :mod:`fake_streams.lua`
 (registered in :mod:`.overrides`), and the busy-script check of another client's command (:func:`busy_answer`).
 
 The server's :class:`~fake_streams.lua.engine.ScriptEngine` lives on fakeredis's ``FakeServer``
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import time
+import traceback
 from typing import Any, Callable, List, Optional, Tuple
 
 from ..lua import convert
@@ -135,16 +137,24 @@ def to_fakeredis(value: Any) -> Any:
     return value
 
 
-def _guarded(run: Callable[[], Any]) -> Any:
+def _guarded(sock: Any, run: Callable[[], Any]) -> Any:
+    """Run a scripting command: its error reply as fakeredis's; a bug of ours recorded in the server's
+    ``internal_errors`` and answered with an error reply (never a Python exception out of the client call)."""
     try:
         return run()
     except ScriptError as exc:
         raise SimpleError(exc.text) from None
+    except Exception as exc:
+        server = sock._sf_session.server
+        fields = [bytes(f) for f in (sock._sf_fields or [])]
+        command = fields[0].decode("latin-1").lower() if fields else "?"
+        server.internal_errors.append((command, fields[1:], traceback.format_exc()))
+        raise SimpleError(f"ERR fake_streams internal error in '{command}': {type(exc).__name__}: {exc}") from None
 
 
 def eval_command(sock: Any, by_sha: bool, ro: bool, first: bytes, numkeys: bytes, *rest: bytes) -> Any:
     host = SocketHost(sock)
-    return to_fakeredis(_guarded(lambda: _engine(sock).eval(host, first, numkeys, list(rest), by_sha, ro)))
+    return to_fakeredis(_guarded(sock, lambda: _engine(sock).eval(host, first, numkeys, list(rest), by_sha, ro)))
 
 
 for _name, _by_sha, _ro in (("eval", False, False), ("evalsha", True, False), ("eval_ro", False, True),
@@ -157,25 +167,86 @@ for _name, _by_sha, _ro in (("eval", False, False), ("evalsha", True, False), ("
 
 @override("script load")
 def _script_load(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
-    return (lambda body: _guarded(lambda: _engine(sock).script_load(body))), signature(name, 1, flags=_NO_SCRIPT)
+    return (lambda body: _guarded(sock, lambda: _engine(sock).script_load(body))), signature(name, 1, flags=_NO_SCRIPT)
 
 
 @override("script exists")
 def _script_exists(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
-    return (lambda *shas: _engine(sock).script_exists(list(shas))), signature(name, 1, True, flags=_NO_SCRIPT)
+    return (lambda *shas: _guarded(sock, lambda: _engine(sock).script_exists(list(shas)))), \
+        signature(name, 1, True, flags=_NO_SCRIPT)
+
+
+def _ok_after(sock: Any, run: Callable[..., Any]) -> Callable[..., Any]:
+    """A command that replies +OK once ``run(*args)`` succeeded."""
+    def command(*args: bytes) -> Any:
+        _guarded(sock, lambda: run(*args))
+        return SimpleString(b"OK")
+    return command
 
 
 @override("script flush")
 def _script_flush(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
-    def flush(*args: bytes) -> Any:
-        _guarded(lambda: _engine(sock).script_flush(list(args)))
-        return SimpleString(b"OK")
-    return flush, signature(name, 0, True, flags=_NO_SCRIPT)
+    return _ok_after(sock, lambda *args: _engine(sock).script_flush(list(args))), signature(name, 0, True, _NO_SCRIPT)
 
 
 @override("script kill")
 def _script_kill(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
     return functools.partial(_kill, sock, True), signature(name, 0, flags=_NO_SCRIPT)
+
+
+@override("function kill")
+def _function_kill(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
+    return functools.partial(_kill, sock, False), signature(name, 0, flags=_NO_SCRIPT)
+
+
+def _functions(sock: Any) -> Any:
+    return _engine(sock).function_commands
+
+
+@override("function load")
+def _function_load(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
+    return (lambda *args: _guarded(sock, lambda: _functions(sock).load(list(args)))), signature(name, 1, True, _NO_SCRIPT)
+
+
+@override("function delete")
+def _function_delete(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
+    return _ok_after(sock, lambda library: _functions(sock).delete(library)), signature(name, 1, flags=_NO_SCRIPT)
+
+
+@override("function flush")
+def _function_flush(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
+    return _ok_after(sock, lambda *args: _functions(sock).flush(list(args))), signature(name, 0, True, _NO_SCRIPT)
+
+
+@override("function list")
+def _function_list(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
+    return (lambda *args: _guarded(sock, lambda: _functions(sock).list(list(args), _resp(sock)))), \
+        signature(name, 0, True, flags=_NO_SCRIPT)
+
+
+@override("function stats")
+def _function_stats(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
+    return (lambda: _guarded(sock, lambda: _functions(sock).stats(_resp(sock)))), signature(name, 0, flags=_NO_SCRIPT)
+
+
+def _resp(sock: Any) -> int:
+    return int(sock._client_info.protocol_version)
+
+
+def fcall_command(sock: Any, ro: bool, function: bytes, numkeys: bytes, *rest: bytes) -> Any:
+    host = SocketHost(sock)
+    command = [bytes(f) for f in (sock._sf_fields or [])]
+    return to_fakeredis(_guarded(sock, lambda: _functions(sock).fcall(host, function, numkeys, list(rest), ro, command)))
+
+
+@override("fcall")
+def _fcall(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
+    return functools.partial(fcall_command, sock, False), signature(name, 2, True, flags=_NO_SCRIPT)
+
+
+@override("fcall_ro")
+def _fcall_ro(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
+    return functools.partial(fcall_command, sock, True), signature(name, 2, True, flags=_NO_SCRIPT)
 
 
 def _kill(sock: Any, is_eval: bool) -> Any:

@@ -30,7 +30,13 @@ UNKILLABLE = ("UNKILLABLE Sorry the script already executed write commands again
               "wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
 SHUTDOWN_KILLED = "ERR Script killed by a server shutdown"
 DEFAULT_THRESHOLD_MS = 5000
-_SHEBANG_FLAGS = ("no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys")
+_SHEBANG_FLAGS = ("no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys")  # scripts_flags_def
+LOAD_TIMEOUT_S = 0.5  # FUNCTION LOAD's own limit
+_NAME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+BAD_LIBRARY_NAME = ("Library names can only contain letters, numbers, or underscores(_) and must be at least one "
+                    "character long")
+BAD_FUNCTION_NAME = ("Function names can only contain letters, numbers, or underscores(_) and must be at least one "
+                     "character long")
 
 
 class ScriptError(Exception):
@@ -84,7 +90,8 @@ class Texts:
         server = "Valkey" if valkey else "Redis"
         self.busy_eval = BUSY.format(server=server, kill="SCRIPT")
         self.busy_function = BUSY.format(server=server, kill="FUNCTION")
-        self.killed = "ERR Script killed by user with SCRIPT KILL." + ("" if valkey else "..")
+        self.killed_eval = "ERR Script killed by user with SCRIPT KILL." + ("" if valkey else "..")
+        self.killed_function = "ERR Script killed by user with FUNCTION KILL." if valkey else self.killed_eval
 
     def suffix(self, sha: str, source: bytes, line: Any) -> bytes:
         where = source + b":" + str(line).encode()
@@ -103,13 +110,71 @@ class Script:
         self.shebang = shebang
 
 
+class Function:
+    __slots__ = ("name", "fn", "description", "flags", "library")
+
+    def __init__(self, name: bytes, fn: Any, description: Optional[bytes], flags: frozenset, library: bytes) -> None:
+        self.name = name
+        self.fn = fn
+        self.description = description
+        self.flags = flags
+        self.library = library
+
+
+class Library:
+    __slots__ = ("name", "code", "functions")
+
+    def __init__(self, name: bytes, code: bytes) -> None:
+        self.name = name
+        self.code = code
+        self.functions: Dict[bytes, Function] = {}
+
+
+def valid_name(name: bytes) -> bool:
+    return bool(name) and all(c in _NAME_CHARS for c in name)
+
+
+class _Loading:
+    """The RunContext of FUNCTION LOAD: collects ``redis.register_function`` calls, stops after 500 ms."""
+
+    def __init__(self, library: Library, valkey: bool) -> None:
+        self.library = library
+        self.valkey = valkey
+        self.started = time.monotonic()
+        self.resp = 2
+        self.call = None
+        self.direct_error: Optional[str] = None  # Valkey answers these without "Error registering functions"
+
+    def interrupt(self) -> Optional[str]:
+        return "ERR FUNCTION LOAD timeout" if time.monotonic() - self.started > LOAD_TIMEOUT_S else None
+
+    def register(self, name: bytes, fn: Any, description: Optional[bytes], flags: List[bytes]) -> Optional[str]:
+        known = set()
+        for flag in flags:
+            text = flag.decode("utf-8", "replace").lower()
+            if text not in _SHEBANG_FLAGS:
+                return "unknown flag given"
+            known.add(text)
+        if not valid_name(name):
+            self.direct_error = BAD_FUNCTION_NAME if self.valkey else None
+            return BAD_FUNCTION_NAME if self.valkey else BAD_LIBRARY_NAME
+        if name in self.library.functions:
+            self.direct_error = "Function already exists in the library" if self.valkey else None
+            return "Function already exists in the library"
+        self.library.functions[name] = Function(name, fn, description, frozenset(known), self.library.name)
+        return None
+
+
 class Running:
     """The script being run: who runs it, since when, whether it wrote, whether it must stop."""
 
-    def __init__(self, engine: ScriptEngine, host: Host, is_eval: bool) -> None:
+    def __init__(self, engine: ScriptEngine, host: Host, is_eval: bool, name: bytes = b"",
+                 argv: Optional[List[bytes]] = None) -> None:
         self.engine = engine
         self.host = host
         self.is_eval = is_eval
+        self.name = name  # the function's name (FUNCTION STATS)
+        self.argv = argv or []
         self.thread = threading.get_ident()
         self.started = time.monotonic()
         self.wrote = False
@@ -126,6 +191,21 @@ class Running:
         if self.busy and self.stop_reason is None:
             self.host.yield_lock()
         return self.stop_reason
+
+
+def key_count(numkeys: bytes, rest: List[bytes], not_a_number: str) -> int:
+    """The ``numkeys`` argument of EVAL / FCALL, checked against the arguments that follow it."""
+    try:
+        count = int(numkeys)
+        if numkeys.strip() != numkeys or not numkeys:
+            raise ValueError
+    except ValueError:
+        raise ScriptError(not_a_number) from None
+    if count > len(rest):
+        raise ScriptError("ERR Number of keys can't be greater than number of args")
+    if count < 0:
+        raise ScriptError("ERR Number of keys can't be negative")
+    return count
 
 
 def sha1_of(body: bytes) -> str:
@@ -172,6 +252,9 @@ class ScriptEngine:
         self._shortest_doubles = tuple(parts[:2]) >= (7, 2) or profile.server == "valkey"
         self._runtime: Optional[ScriptRuntime] = None
         self.scripts: Dict[str, Script] = {}
+        self.libraries: Dict[bytes, Library] = {}
+        self.functions: Dict[bytes, Function] = {}
+        self.function_commands = FunctionCommands(self)
         self.running: Optional[Running] = None
         self._state = threading.Lock()  # guards `running` for readers outside the server lock
 
@@ -195,8 +278,8 @@ class ScriptEngine:
         if name == b"shutdown" and any(a.lower() == b"nosave" for a in argv[1:]):
             running.stop_reason = SHUTDOWN_KILLED
             return None
-        if name in (b"auth", b"hello", b"quit", b"reset"):
-            return None
+        if name in (b"auth", b"hello", b"quit", b"reset") or (name == b"function" and sub == b"stats"):
+            return None  # allowed while busy (they run when the script's hook lets go of the lock)
         return True, self.texts.busy_eval if running.is_eval else self.texts.busy_function
 
     def kill(self, is_eval: bool) -> Tuple[bool, str]:
@@ -210,7 +293,7 @@ class ScriptEngine:
             return True, self.texts.busy_function
         if not is_eval and running.is_eval:
             return True, self.texts.busy_eval
-        running.stop_reason = self.texts.killed
+        running.stop_reason = self.texts.killed_eval if is_eval else self.texts.killed_function
         return False, "OK"
 
     def abort(self) -> None:
@@ -248,16 +331,7 @@ class ScriptEngine:
 
     def eval(self, host: Host, first: bytes, numkeys: bytes, rest: List[bytes], by_sha: bool, ro: bool) -> Any:
         """EVAL family. Returns the reply value (:mod:`.convert` kinds) or raises :class:`ScriptError`."""
-        try:
-            count = int(numkeys)
-            if numkeys.strip() != numkeys or not numkeys:
-                raise ValueError
-        except ValueError:
-            raise ScriptError("ERR value is not an integer or out of range") from None
-        if count > len(rest):
-            raise ScriptError("ERR Number of keys can't be greater than number of args")
-        if count < 0:
-            raise ScriptError("ERR Number of keys can't be negative")
+        count = key_count(numkeys, rest, "ERR value is not an integer or out of range")
         if by_sha:
             sha = first.decode("latin-1").lower()
             script = self.scripts.get(sha)
@@ -270,24 +344,30 @@ class ScriptEngine:
             raise ScriptError("ERR Can not execute a script with write flag using *_ro command.")
         return self._run(host, sha, script, rest[:count], rest[count:], read_only)
 
-    def _run(self, host: Host, sha: str, script: Script, keys: List[bytes], argv: List[bytes], read_only: bool) -> Any:
+    def _run(self, host: Host, sha: str, script: Any, keys: List[bytes], argv: List[bytes], read_only: bool,
+             function: Optional[Function] = None, command: Optional[List[bytes]] = None) -> Any:
         runtime = self.runtime
-        running = Running(self, host, True)
+        running = Running(self, host, function is None, function.name if function else b"", command)
         context = RunContext(lambda args: self._call(runtime, running, context, args, read_only), running.interrupt)
         host.set_script_resp(2)
         with self._state:
             self.running = running
         host.set_running(True)
         try:
-            ok, result = runtime.run(script.fn, context, runtime.array(keys), runtime.array(argv),
-                                     host.threshold_ms() > 0)
+            hooked = host.threshold_ms() > 0
+            if function is None:
+                ok, result = runtime.run(script.fn, context, runtime.array(keys), runtime.array(argv), hooked)
+            else:
+                ok, result = runtime.run(function.fn, context, None, None, hooked, runtime.array(keys),
+                                         runtime.array(argv))
         finally:
             with self._state:
                 self.running = None
             host.set_running(False)
             host.set_script_resp(None)
         if not ok:
-            raise ScriptError(self._error_text(sha, result))
+            raise ScriptError(self._error_text(sha if function is None else function.name.decode("utf-8", "replace"),
+                                               result))
         reply = convert.to_reply(result, runtime.lua_type, host.caller_resp, context.resp, self._shortest_doubles)
         if isinstance(reply, convert.ErrorValue):
             raise ScriptError(reply.text.decode("utf-8", "replace"))
@@ -336,6 +416,158 @@ class ScriptEngine:
         if isinstance(reply, convert.ErrorValue):
             return False, value
         return True, value
+
+
+class FunctionCommands:
+    """FUNCTION LOAD/DELETE/FLUSH/LIST/STATS and FCALL/FCALL_RO on a :class:`ScriptEngine`."""
+
+    def __init__(self, engine: ScriptEngine) -> None:
+        self.engine = engine
+
+    def load(self, args: List[bytes]) -> bytes:
+        replace = False
+        for option in args[:-1]:
+            if option.lower() != b"replace":
+                raise ScriptError(f"ERR Unknown option given: {option.decode('utf-8', 'replace')}")
+            replace = True
+        if not args or len(args) > 2:
+            raise ScriptError("ERR Function code is missing")
+        return self._create(args[-1], replace)
+
+    def _create(self, code: bytes, replace: bool) -> bytes:
+        engine = self.engine
+        valkey = engine.texts.valkey
+        if not code.startswith(b"#!"):
+            raise ScriptError("ERR Missing library metadata")
+        end = code.find(b"\n")
+        if end < 0:
+            raise ScriptError("ERR Invalid library metadata")
+        parts = code[:end].split()
+        if not parts:
+            raise ScriptError("ERR Invalid library metadata")
+        engine_name = parts[0][2:]
+        name: Optional[bytes] = None
+        for part in parts[1:]:
+            if part[:5].lower() == b"name=":
+                if name is not None:
+                    raise ScriptError("ERR Invalid metadata value, name argument was given multiple times")
+                name = part[5:]
+                continue
+            raise ScriptError(f"ERR Invalid metadata value given: {part.decode('utf-8', 'replace')}")
+        if name is None:
+            raise ScriptError("ERR Library name was not given")
+        if not valid_name(name):
+            raise ScriptError("ERR " + BAD_LIBRARY_NAME)
+        if engine_name.lower() != b"lua":
+            raise ScriptError(f"ERR Engine '{engine_name.decode('utf-8', 'replace')}' not found")
+        old = engine.libraries.get(name)
+        if old is not None and not replace:
+            raise ScriptError(f"ERR Library '{name.decode('utf-8', 'replace')}' already exists")
+        library = Library(name, code)
+        loading = _Loading(library, valkey)
+        runtime = engine.runtime
+        ok, result = runtime.load_library(code[end:], loading)  # from the newline: line numbers kept
+        if ok is None:
+            text = result.decode("utf-8", "replace") if isinstance(result, bytes) else str(result)
+            raise ScriptError(f"ERR Error compiling function: {text}")
+        if not ok:
+            message = result[b"err"] if runtime.lua_type(result) == "table" else result
+            text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
+            if loading.direct_error:
+                raise ScriptError("ERR " + loading.direct_error)
+            raise ScriptError(f"ERR Error registering functions: {text}")
+        if not library.functions:
+            raise ScriptError("ERR No functions registered")
+        for fname in library.functions:
+            owner = engine.functions.get(fname)
+            if owner is not None and owner.library != name:
+                raise ScriptError(f"ERR Function {fname.decode('utf-8', 'replace')} already exists")
+        if old is not None:
+            for fname in old.functions:
+                engine.functions.pop(fname, None)
+        engine.libraries[name] = library
+        engine.functions.update(library.functions)
+        return name
+
+    def delete(self, name: bytes) -> None:
+        engine = self.engine
+        library = engine.libraries.pop(name, None)
+        if library is None:
+            raise ScriptError("ERR Library not found")
+        for fname in library.functions:
+            engine.functions.pop(fname, None)
+
+    def flush(self, args: List[bytes]) -> None:
+        if len(args) > 1 or (args and args[0].lower() not in (b"sync", b"async")):
+            raise ScriptError("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
+        self.engine.libraries.clear()
+        self.engine.functions.clear()
+
+    def list(self, args: List[bytes], resp: int) -> List[Any]:
+        with_code = False
+        pattern: Optional[bytes] = None
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            i += 1
+            if arg.lower() == b"withcode":
+                with_code = True
+                continue
+            if arg.lower() == b"libraryname":
+                if i >= len(args):
+                    raise ScriptError("ERR library name argument was not given")
+                pattern = args[i]
+                i += 1
+                continue
+            raise ScriptError(f"ERR Unknown argument {arg.decode('utf-8', 'replace')}")
+        out = []
+        for library in self.engine.libraries.values():
+            if pattern is not None and not _glob_match(pattern, library.name):
+                continue
+            functions = [_pairs([(b"name", f.name), (b"description", f.description),
+                                 (b"flags", [flag.encode() for flag in _SHEBANG_FLAGS if flag in f.flags])], resp)
+                         for f in library.functions.values()]
+            fields = [(b"library_name", library.name), (b"engine", b"LUA"), (b"functions", functions)]
+            if with_code:
+                fields.append((b"library_code", library.code))
+            out.append(_pairs(fields, resp))
+        return out
+
+    def stats(self, resp: int) -> Any:
+        engine = self.engine
+        running = engine.running
+        current: Any = None
+        if running is not None and not running.is_eval:
+            current = _pairs([(b"name", running.name), (b"command", list(running.argv)),
+                              (b"duration_ms", int((time.monotonic() - running.started) * 1000))], resp)
+        counts = _pairs([(b"libraries_count", len(engine.libraries)), (b"functions_count", len(engine.functions))],
+                        resp)
+        return _pairs([(b"running_script", current), (b"engines", _pairs([(b"LUA", counts)], resp))], resp)
+
+    def fcall(self, host: Host, name: bytes, numkeys: bytes, rest: List[bytes], ro: bool,
+              command: List[bytes]) -> Any:
+        engine = self.engine
+        function = engine.functions.get(name)
+        if function is None:
+            raise ScriptError("ERR Function not found")
+        count = key_count(numkeys, rest, "ERR Bad number of keys provided")
+        read_only = "no-writes" in function.flags
+        if ro and not read_only:
+            raise ScriptError("ERR Can not execute a script with write flag using *_ro command.")
+        return engine._run(host, "", None, rest[:count], rest[count:], read_only or ro, function, command)
+
+
+def _pairs(fields: List[Tuple[bytes, Any]], resp: int) -> Any:
+    """A map reply: a dict under RESP3, a flat list under RESP2."""
+    if resp == 3:
+        return dict(fields)
+    return [item for pair in fields for item in pair]
+
+
+def _glob_match(pattern: bytes, name: bytes) -> bool:
+    import fnmatch
+
+    return fnmatch.fnmatchcase(name.lower().decode("latin-1"), pattern.lower().decode("latin-1"))
 
 
 def _error_table(runtime: ScriptRuntime, text: Any) -> Any:

@@ -82,16 +82,19 @@ local function redis_pcall(...)
 end
 
 -- ------------------------------------------------------------------------------------- globals
-local store = {}
-local env
-local function missing(_, key)
-  local value = store[key]
-  if value == nil then
-    error("Script attempted to access nonexistent global variable '" .. tostring(key) .. "'", 2)
+-- __index of a protected globals table: the value in `tbl`, or the server's error naming the variable
+local function missing_in(tbl, level)
+  level = level or 2
+  return function(_, key)
+    local value = tbl[key]
+    if value == nil then
+      error("Script attempted to access nonexistent global variable '" .. tostring(key) .. "'", level)
+    end
+    return value
   end
-  return value
 end
-env = readonly(store, missing)
+local store = {}
+local env = readonly(store, missing_in(store))
 for _, name in ipairs({"xpcall", "tostring", "getfenv", "setmetatable", "next", "assert", "tonumber", "rawequal",
                        "collectgarbage", "getmetatable", "rawset", "coroutine", "type", "select", "unpack",
                        "gcinfo", "pairs", "rawget", "loadstring", "ipairs", "_VERSION", "setfenv", "load", "error",
@@ -107,16 +110,16 @@ store.xpcall = function(fn, user_handler)
   end)
 end
 -- chunks compiled by a script see the script's globals, not the interpreter's
-store.loadstring = function(chunk, name)
-  local fn, message = loadstring(chunk, name)
-  if fn then setfenv(fn, env) end
-  return fn, message
+local function sandboxed_loaders(target, globals)
+  for name, compile in next, {loadstring = loadstring, load = load} do
+    target[name] = function(chunk, chunkname)
+      local fn, message = compile(chunk, chunkname)
+      if fn then setfenv(fn, globals) end
+      return fn, message
+    end
+  end
 end
-store.load = function(reader, name)
-  local fn, message = load(reader, name)
-  if fn then setfenv(fn, env) end
-  return fn, message
-end
+sandboxed_loaders(store, env)
 store._G = env
 store.string = readonly(string)
 store.table = readonly(table)
@@ -160,8 +163,33 @@ local function on_count()
   end
 end
 
+-- the functions engine (FUNCTION LOAD / FCALL): its own globals, no KEYS/ARGV, no debugger helpers; while a
+-- library loads only the load API is visible (redis.register_function, redis.log, the versions)
+local fstore = {}
+for k, v in next, store do fstore[k] = v end
+local fredis = {}
+for k, v in next, redis do fredis[k] = v end
+fredis.breakpoint, fredis.debug, fredis.replicate_commands = nil, nil, nil
+fstore.redis = readonly(fredis)
+if py.server_alias then fstore.server = fstore.redis end
+local load_redis = {register_function = py.register_function, log = redis.log,
+                    LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+                    REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM}
+local load_store = {redis = readonly(load_redis, missing_in(load_redis))}
+if py.server_alias then load_store.server = load_store.redis end
+local loading = false
+local from_fstore, from_load_store = missing_in(fstore, 3), missing_in(load_store, 3)
+local fenv = readonly(fstore, function(t, key)
+  local value  -- not tail calls: level 3 of the error is the code that read the global
+  if loading then value = from_load_store(t, key) else value = from_fstore(t, key) end
+  return value
+end)
+fstore._G = fenv
+sandboxed_loaders(fstore, fenv)
+
 local function clear_raw_globals()
   for k in next, env do rawset(env, k, nil) end
+  for k in next, fenv do rawset(fenv, k, nil) end
 end
 
 local api = {}
@@ -185,34 +213,19 @@ function api.run(fn, keys, argv, hooked, ...)
   store.KEYS, store.ARGV = nil, nil
   return ok, result
 end
--- the library-loading environment of FUNCTION LOAD: register_function only, other globals readonly
-function api.load_library(body, register, log)
+-- FUNCTION LOAD: compile the library (its shebang line already blanked) and run it with the load API
+function api.load_library(body, hooked)
   local fn, message = loadstring(body, "@user_function")
-  if not fn then return false, message end
-  local lib_redis = {register_function = register, log = redis.log, setresp = nil,
-                     LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
-                     REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM}
-  local lib_store = {}
-  for k, v in next, store do lib_store[k] = v end
-  lib_store.redis = readonly(lib_redis)
-  if py.server_alias then lib_store.server = lib_store.redis end
-  local lib_env
-  lib_env = readonly(lib_store, function(_, key)
-    local value = lib_store[key]
-    if value == nil then
-      error("Script attempted to access nonexistent global variable '" .. tostring(key) .. "'", 2)
-    end
-    return value
-  end)
-  lib_store._G = lib_env
-  setfenv(fn, lib_env)
+  if not fn then return nil, message end
+  setfenv(fn, fenv)
+  loading = true
+  killed = nil
+  if hooked then dsethook(on_count, "", 100000) end
   local ok, result = xpcall(fn, handler)
+  dsethook()
+  loading = false
+  clear_raw_globals()
   return ok, result
-end
--- the environment a registered function runs in (the eval environment without KEYS/ARGV)
-function api.bind(fn)
-  setfenv(fn, env)
-  return fn
 end
 -- luaL_where(L, 1) of a library function that fails: the caller's "chunk:line: ", "" when the caller is C
 -- (level 0 getinfo, 1 this function, 2 the Python callable, 3 its caller)

@@ -107,6 +107,7 @@ class ScriptRuntime:
             b"random": raising(lambda *a: self._random(len(a), *a)),
             b"randomseed": raising(lambda *a: self._randomseed(len(a), *a)),
             b"interrupt": self._interrupt,
+            b"register_function": self._register_function,
         }
         for op in ("tobit", "bnot", "band", "bor", "bxor", "lshift", "rshift", "arshift", "rol", "ror", "bswap",
                    "tohex"):
@@ -231,6 +232,83 @@ class ScriptRuntime:
         if int(number or 0) & ~3:
             self._raise("ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
         return ()
+
+    def _register_function(self, *args: Any) -> Any:
+        """``redis.register_function`` while a library loads: ``(name, callback)`` or a table of named arguments."""
+        context = self.context
+        register = getattr(context, "register", None)
+        if register is None:
+            self._raise(f"ERR {self.api_name}.register_function can only be called on FUNCTION LOAD command")
+        if not 1 <= len(args) <= 2:
+            self._raise(f"ERR wrong number of arguments to {self.api_name}.register_function")
+        if len(args) == 2:
+            name, callback = args
+            if isinstance(name, (int, float)) and not isinstance(name, bool):
+                name = libs.fmt_g(name, 14)
+            if not isinstance(name, bytes):
+                self._raise(f"ERR first argument to {self.api_name}.register_function must be a string")
+            if self._lua_type(callback) != "function":
+                self._raise(f"ERR second argument to {self.api_name}.register_function must be a function")
+            problem = register(name, callback, None, [])
+        else:
+            problem = self._register_named(args[0], register)
+        if problem:
+            self._raise("ERR " + problem)
+        return ()
+
+    def _register_named(self, table: Any, register: Any) -> Any:
+        api = self.api_name
+        if isinstance(table, (bytes, int, float, bool)) or table is None or self._lua_type(table) != "table":
+            return (f"calling {api}.register_function with a single argument is only applicable to Lua table "
+                    "(representing named arguments).")
+        name = description = callback = None
+        flags: list = []
+        for key, value in table.items():
+            if isinstance(key, (int, float)) and not isinstance(key, bool):
+                key = libs.fmt_g(key, 14)
+            if not isinstance(key, bytes):
+                return f"named argument key given to {api}.register_function is not a string"
+            key = key.lower()
+            if key in (b"function_name", b"description"):
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    value = libs.fmt_g(value, 14)
+                if not isinstance(value, bytes):
+                    return f"{key.decode()} argument given to {api}.register_function must be a string"
+                if key == b"function_name":
+                    name = value
+                else:
+                    description = value
+            elif key == b"callback":
+                if self._lua_type(value) != "function":
+                    return f"callback argument given to {api}.register_function must be a function"
+                callback = value
+            elif key == b"flags":
+                if isinstance(value, (bytes, int, float, bool)) or value is None or self._lua_type(value) != "table":
+                    return f"flags argument to {api}.register_function must be a table representing function flags"
+                index = 1
+                while True:
+                    flag = value[index]
+                    if flag is None:
+                        break
+                    if not isinstance(flag, bytes):
+                        return "unknown flag given"
+                    flags.append(flag)
+                    index += 1
+            else:
+                return f"unknown argument given to {api}.register_function"
+        if name is None:
+            return f"{api}.register_function must get a function name argument"
+        if callback is None:
+            return f"{api}.register_function must get a callback argument"
+        return register(name, callback, description, flags)
+
+    def load_library(self, body: bytes, context: Any) -> Tuple[bool, Any]:
+        """Run a library's code with the load API; ``(ok, error table or compiler message)``."""
+        self.context = context
+        try:
+            return self.api.load_library(body, True)
+        finally:
+            self.context = None
 
     def _interrupt(self) -> Any:
         context = self.context

@@ -42,3 +42,20 @@ def test_looping_script_is_busy_then_killed(busy_pair):
     runner.read()  # the script's caller: ERR Script killed by user with SCRIPT KILL... script: …
     pair.same("PING")
     pair.same("SCRIPT", "KILL")
+
+
+def test_looping_function_is_busy_then_killed(busy_pair):
+    pair = busy_pair
+    pair.same("FUNCTION", "FLUSH")
+    pair.same("FUNCTION", "LOAD", "#!lua name=spin\nredis.register_function('spin', function()\n"
+                                  "  local i = 0 while true do i = i + 1 end end)")
+    runner = pair.connect()
+    _no_clock_sync(runner)
+    runner.send("FCALL", "spin", 0)  # real-time: loops until FUNCTION KILL
+    pair.same("PING")  # BUSY (the FUNCTION KILL variant)
+    pair.same("SCRIPT", "KILL")  # a function, not a script: BUSY
+    pair.loosely("FUNCTION", "STATS", reason="running_script's duration_ms is the servers' own clock")
+    pair.same("FUNCTION", "KILL")
+    runner.read()
+    pair.same("FUNCTION", "KILL")
+    pair.same("FUNCTION", "FLUSH")
