@@ -31,6 +31,14 @@ except ImportError:  # pragma: no cover - older fakeredis
         return False
 
 _NO_SCRIPT = "s"  # fakeredis's FLAG_NO_SCRIPT
+#: commands whose RESP3 reply is a set (fakeredis builds a list for them)
+_SET_REPLIES = frozenset({"smembers", "sinter", "sunion", "sdiff"})
+
+
+class _SetReply(list):
+    """A RESP3 set reply (its members in fakeredis's order)."""
+
+    resp3_set = True
 
 
 def engine_of(fake: Any, profile: Any) -> ScriptEngine:
@@ -108,6 +116,8 @@ class SocketHost:
         if read_only and write:
             return False, texts.ro_write, False
         result = sock._run_command(func, sig, list(args), True)
+        if sock._script_resp == 3 and isinstance(result, list) and name in _SET_REPLIES:
+            result = _SetReply(result)  # fakeredis answers a list where the server sends a RESP3 set
         if isinstance(result, SimpleError):
             return False, result.value.encode() if isinstance(result.value, str) else result.value, write
         return True, _from_fakeredis(result), write
@@ -120,20 +130,27 @@ def _from_fakeredis(value: Any) -> Any:
     if isinstance(value, SimpleString):
         return Status(value.value if isinstance(value.value, bytes) else str(value.value).encode())
     if isinstance(value, list):
-        return [_from_fakeredis(item) for item in value]
+        return type(value)(_from_fakeredis(item) for item in value)  # a _SetReply stays one
     return value
 
 
-def to_fakeredis(value: Any) -> Any:
-    """A script reply → fakeredis values (Status → SimpleString, errors → SimpleError, recursively)."""
+def to_fakeredis(value: Any, sock: Any = None) -> Any:
+    """A script reply → fakeredis values (Status → SimpleString, errors → SimpleError, recursively). fakeredis
+    decodes errors at the top and in arrays only: an error inside a map is decoded here for an in-process
+    client (a TCP client's encoder takes SimpleErrors anywhere)."""
     if isinstance(value, Status):
         return SimpleString(value.value)
     if isinstance(value, convert.ErrorValue):
         return SimpleError(value.text.decode("utf-8", "replace"))
     if isinstance(value, list):
-        return [to_fakeredis(item) for item in value]
+        return [to_fakeredis(item, sock) for item in value]
     if isinstance(value, dict):
-        return {to_fakeredis(k): to_fakeredis(v) for k, v in value.items()}
+        in_process = sock is not None and getattr(sock, "_sf_wire", None) is None
+        items = {}
+        for k, v in value.items():
+            v = to_fakeredis(v, sock)
+            items[to_fakeredis(k, sock)] = sock._decode_result(v) if in_process and isinstance(v, SimpleError) else v
+        return items
     return value
 
 
@@ -154,7 +171,7 @@ def _guarded(sock: Any, run: Callable[[], Any]) -> Any:
 
 def eval_command(sock: Any, by_sha: bool, ro: bool, first: bytes, numkeys: bytes, *rest: bytes) -> Any:
     host = SocketHost(sock)
-    return to_fakeredis(_guarded(sock, lambda: _engine(sock).eval(host, first, numkeys, list(rest), by_sha, ro)))
+    return to_fakeredis(_guarded(sock, lambda: _engine(sock).eval(host, first, numkeys, list(rest), by_sha, ro)), sock)
 
 
 for _name, _by_sha, _ro in (("eval", False, False), ("evalsha", True, False), ("eval_ro", False, True),
@@ -236,7 +253,8 @@ def _resp(sock: Any) -> int:
 def fcall_command(sock: Any, ro: bool, function: bytes, numkeys: bytes, *rest: bytes) -> Any:
     host = SocketHost(sock)
     command = [bytes(f) for f in (sock._sf_fields or [])]
-    return to_fakeredis(_guarded(sock, lambda: _functions(sock).fcall(host, function, numkeys, list(rest), ro, command)))
+    return to_fakeredis(_guarded(sock, lambda: _functions(sock).fcall(host, function, numkeys, list(rest), ro,
+                                                                      command)), sock)
 
 
 @override("fcall")

@@ -87,7 +87,7 @@ def to_lua(value: Any, runtime: Any, resp: int) -> Any:
             return table
         flat = [item for pair in pairs for item in pair]
         return _array(flat, runtime, resp)
-    if isinstance(value, (set, frozenset)):
+    if isinstance(value, (set, frozenset)) or getattr(value, "resp3_set", False):
         if resp == 3:
             inner = runtime.new_table()
             for item in value:
@@ -121,7 +121,8 @@ def to_reply(value: Any, lua_type: Callable[[Any], str], caller_resp: int, scrip
     if isinstance(value, (int, float)):
         if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
             return -(2**63)
-        return int(value)
+        number = int(value)
+        return number if -(2**63) <= number < 2**63 else -(2**63)  # (long long) of an out-of-range double
     if value is None or lua_type(value) != "table":
         return None
     err = _raw(value, b"err")

@@ -17,10 +17,12 @@ numbers as the smallest integer type, other numbers float32 when exact else floa
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import struct as _struct
-from typing import Any, Callable, List, Tuple
+import sys
+from typing import Any, Callable, Iterator, List, Tuple
 
 Result = Tuple[bool, Any]
 
@@ -67,6 +69,19 @@ ENCODE_MAX_DEPTH = 1000
 DECODE_MAX_DEPTH = 1000
 
 
+@contextlib.contextmanager
+def _deep_recursion() -> Iterator[None]:
+    """Room for lua_cjson's 1000 levels of nesting (two Python frames per level, plus lupa's)."""
+    limit = sys.getrecursionlimit()
+    if limit < 5000:
+        sys.setrecursionlimit(5000)
+    try:
+        yield
+    finally:
+        if limit < 5000:
+            sys.setrecursionlimit(limit)
+
+
 class _CJsonError(Exception):
     pass
 
@@ -82,7 +97,8 @@ class CJson:
     def encode(self, value: Any) -> Result:
         out: List[bytes] = []
         try:
-            self._append(value, 0, out)
+            with _deep_recursion():
+                self._append(value, 0, out)
         except _CJsonError as exc:
             return False, str(exc)
         return True, b"".join(out)
@@ -169,7 +185,8 @@ class CJson:
             return False, "JSON parser does not support UTF-16 or UTF-32"
         parser = _JsonParser(text.split(b"\0", 1)[0], self._new_table)
         try:
-            value = parser.value(parser.token())
+            with _deep_recursion():
+                value = parser.value(parser.token())
             end = parser.token()
             if end[0] != "T_END":
                 parser.fail("the end", end)

@@ -9,13 +9,23 @@ local error, type, tostring, tonumber, select, rawget, rawset, next, setmetatabl
 local dsethook, dgetinfo = debug.sethook, debug.getinfo
 local LIB = "=[fake_streams]"
 
--- readonly view of a table: reads go to the table, writes fail as on a readonly table
+-- readonly view of a table: reads go to the table, writes fail as on a readonly table (Redis 7 marks every
+-- library table and the globals readonly; rawset and setmetatable refuse them too)
+local protected = setmetatable({}, {__mode = "k"})
 local function readonly(store, missing)
-  return setmetatable({}, {
+  local view = setmetatable({}, {
     __index = missing or store,
     __newindex = function() error("Attempt to modify a readonly table", 2) end,
     __metatable = false,
   })
+  protected[view] = true
+  return view
+end
+local function guard_readonly(fn)
+  return function(t, ...)
+    if protected[t] then error("Attempt to modify a readonly table", 0) end
+    return fn(t, ...)
+  end
 end
 
 local function err_table(message)
@@ -102,6 +112,9 @@ for _, name in ipairs({"xpcall", "tostring", "getfenv", "setmetatable", "next", 
   store[name] = _G[name]
 end
 store.pcall = redis_pcall
+store.rawset = guard_readonly(rawset)
+store.setmetatable = guard_readonly(setmetatable)
+if py.server_alias then store.os = readonly({clock = os.clock}) end  -- Valkey keeps os.clock
 -- a callback's failure reaches a user's message handler as the value the server raises
 store.xpcall = function(fn, user_handler)
   return xpcall(fn, function(e)
@@ -122,6 +135,7 @@ end
 sandboxed_loaders(store, env)
 store._G = env
 store.string = readonly(string)
+getmetatable("").__index = store.string  -- ("x"):upper() and getmetatable("").__index == string, as on the server
 store.table = readonly(table)
 store.math = readonly(rmath)
 store.cjson = readonly(cjson)

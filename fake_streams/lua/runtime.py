@@ -216,7 +216,7 @@ class ScriptRuntime:
 
     def _setresp(self, *args: Any) -> Any:
         if len(args) != 1:
-            self._raise("ERR redis.setresp() requires one argument.")
+            self._raise(f"ERR {self.api_name}.setresp() requires one argument.")
         number = libs._to_number(args[0])
         resp = int(number) if number is not None else 0
         if resp not in (2, 3):
@@ -227,7 +227,7 @@ class ScriptRuntime:
 
     def _set_repl(self, *args: Any) -> Any:
         if len(args) != 1:
-            self._raise("ERR redis.set_repl() requires two arguments.")
+            self._raise(f"ERR {self.api_name}.set_repl() requires two arguments.")
         number = libs._to_number(args[0])
         if int(number or 0) & ~3:
             self._raise("ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
