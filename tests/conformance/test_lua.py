@@ -283,3 +283,30 @@ def test_eval_in_multi(lua_pair):
     lua_pair.same("EVAL", "return redis.call('incr', 'c')", 0)
     lua_pair.same("EVAL", "return redis.call('incr', 'c')", 0)
     lua_pair.same("EXEC")
+
+
+def test_script_write_dirties_watch(lua_pair):
+    other = lua_pair.connect()
+    lua_pair.same("WATCH", "k")
+    other.same("EVAL", "return redis.call('set', 'k', 'v')", 0)
+    lua_pair.same("MULTI")
+    lua_pair.same("GET", "k")
+    lua_pair.same("EXEC")  # nil: the script's write touched the watched key
+
+
+def test_stream_commands_from_scripts_wake_blocked_readers(lua_pair):
+    reader = lua_pair.connect()
+    lua_pair.same("XADD", "s", "1-1", "f", "v")
+    reader.send("XREAD", "BLOCK", 0, "STREAMS", "s", "$")
+    lua_pair.wait_blocked(1)
+    lua_pair.same("EVAL", "return redis.call('xadd', KEYS[1], '2-1', 'f', ARGV[1])", 1, "s", "w")
+    reader.read()
+
+
+def test_evalsha_is_case_insensitive_and_script_load_errors(lua_pair):
+    sha = lua_pair.same("SCRIPT", "LOAD", "return 7")
+    lua_pair.same("EVALSHA", sha.upper(), 0)
+    lua_pair.same("SCRIPT", "EXISTS", sha.upper())
+    lua_pair.same("SCRIPT", "LOAD", "if")
+    lua_pair.same("SCRIPT", "LOAD", "#!lua flags=bogus\nreturn 1")
+    lua_pair.same("EVALSHA_RO", sha, 0)
