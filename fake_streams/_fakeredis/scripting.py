@@ -241,6 +241,21 @@ def _function_list(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
         signature(name, 0, True, flags=_NO_SCRIPT)
 
 
+@override("function dump")
+def _function_dump(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
+    return (lambda: _guarded(sock, lambda: _functions(sock).dump())), signature(name, 0, flags=_NO_SCRIPT)
+
+
+@override("function restore")
+def _function_restore(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
+    def restore(payload: bytes, *policy: bytes) -> Any:
+        if len(policy) > 1:  # addReplySubcommandSyntaxError
+            typed = bytes((sock._sf_fields or [b"", b"restore"])[1])[:128].decode("utf-8", "replace")
+            raise SimpleError(f"ERR unknown subcommand or wrong number of arguments for '{typed}'. Try FUNCTION HELP.")
+        return _ok_after(sock, lambda: _functions(sock).restore(payload, policy[0] if policy else b"append"))()
+    return restore, signature(name, 1, True, flags=_NO_SCRIPT)
+
+
 @override("function stats")
 def _function_stats(sock: Any, name: str, base: Any) -> Tuple[Any, Any]:
     return (lambda: _guarded(sock, lambda: _functions(sock).stats(_resp(sock)))), signature(name, 0, flags=_NO_SCRIPT)

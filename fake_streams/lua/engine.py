@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Protocol, Tuple
 
-from . import convert
+from . import convert, dump
 from .runtime import RunContext, ScriptRuntime
 
 BUSY = "BUSY {server} is busy running a script. You can only call {kill} KILL or SHUTDOWN NOSAVE."
@@ -434,8 +434,10 @@ class FunctionCommands:
             raise ScriptError("ERR Function code is missing")
         return self._create(args[-1], replace)
 
-    def _create(self, code: bytes, replace: bool) -> bytes:
+    def _create(self, code: bytes, replace: bool, target: Optional[Tuple[dict, dict]] = None) -> bytes:
+        """Load a library into ``target`` (``(libraries, functions)``; default: the server's)."""
         engine = self.engine
+        libraries, functions = target if target is not None else (engine.libraries, engine.functions)
         valkey = engine.texts.valkey
         if not code.startswith(b"#!"):
             raise ScriptError("ERR Missing library metadata")
@@ -460,7 +462,7 @@ class FunctionCommands:
             raise ScriptError("ERR " + BAD_LIBRARY_NAME)
         if engine_name.lower() != b"lua":
             raise ScriptError(f"ERR Engine '{engine_name.decode('utf-8', 'replace')}' not found")
-        old = engine.libraries.get(name)
+        old = libraries.get(name)
         if old is not None and not replace:
             raise ScriptError(f"ERR Library '{name.decode('utf-8', 'replace')}' already exists")
         library = Library(name, code)
@@ -479,15 +481,54 @@ class FunctionCommands:
         if not library.functions:
             raise ScriptError("ERR No functions registered")
         for fname in library.functions:
-            owner = engine.functions.get(fname)
+            owner = functions.get(fname)
             if owner is not None and owner.library != name:
                 raise ScriptError(f"ERR Function {fname.decode('utf-8', 'replace')} already exists")
         if old is not None:
             for fname in old.functions:
-                engine.functions.pop(fname, None)
-        engine.libraries[name] = library
-        engine.functions.update(library.functions)
+                functions.pop(fname, None)
+        libraries[name] = library
+        functions.update(library.functions)
         return name
+
+    def dump(self) -> bytes:
+        """FUNCTION DUMP: every library's code in the servers' payload format."""
+        engine = self.engine
+        return dump.dump([library.code for library in engine.libraries.values()], dump.rdb_version(engine.profile))
+
+    def restore(self, payload: bytes, policy: bytes) -> None:
+        """FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE] (functionRestoreCommand + libraryJoin)."""
+        engine = self.engine
+        policy = policy.lower()
+        if policy not in (b"append", b"replace", b"flush"):
+            raise ScriptError("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.")
+        if not dump.verify(payload, dump.rdb_version(engine.profile)):
+            raise ScriptError("ERR DUMP payload version or checksum are wrong")
+        codes, problem = dump.library_codes(payload)
+        if problem:
+            raise ScriptError("ERR " + problem)
+        target: Tuple[dict, dict] = ({}, {})
+        for code in codes:
+            self._create(code, False, target)
+        libraries, functions = target
+        if policy == b"flush":
+            engine.libraries, engine.functions = libraries, functions
+            return
+        replaced = set()
+        for name in libraries:
+            if name in engine.libraries:
+                if policy != b"replace":
+                    raise ScriptError(f"ERR Library {name.decode('utf-8', 'replace')} already exists")
+                replaced.add(name)
+        for fname in functions:
+            owner = engine.functions.get(fname)
+            if owner is not None and owner.library not in replaced:
+                raise ScriptError(f"ERR Function {fname.decode('utf-8', 'replace')} already exists")
+        for name in replaced:
+            for fname in engine.libraries.pop(name).functions:
+                engine.functions.pop(fname, None)
+        engine.libraries.update(libraries)
+        engine.functions.update(functions)
 
     def delete(self, name: bytes) -> None:
         engine = self.engine

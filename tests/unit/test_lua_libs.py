@@ -85,3 +85,23 @@ def test_math_random_is_the_servers_lrand48(client):
     rand = Lrand48()
     rand.seed(42)
     assert int((rand.next() % Lrand48.MAX) / Lrand48.MAX * 100) + 1 == 75
+
+
+def test_function_dump_restore_round_trip_and_payload_checks():
+    from fake_streams.lua.dump import crc64, lzf_decompress
+
+    assert crc64(b"123456789") == 0xE9C6D914C4B8D9CA  # the CRC-64/Jones check value
+    assert lzf_decompress(b"\x02abc\x20\x02", 6) == b"abcabc"  # a literal run, then a 3-byte back reference
+    for version in ("7.0", "valkey-8.0"):
+        server = FakeStreamsServer(version=version)
+        client = server.client(protocol=2)
+        client.function_load("#!lua name=lib\nredis.register_function('f', function() return 'x' end)")
+        payload = client.function_dump()
+        client.function_flush()
+        assert client.function_restore(payload) is True
+        assert client.fcall("f", 0) == b"x"
+        with pytest.raises(redis.ResponseError, match="^Library lib already exists"):
+            client.function_restore(payload)
+        with pytest.raises(redis.ResponseError, match="^DUMP payload version or checksum are wrong"):
+            client.function_restore(payload[:-1] + bytes([payload[-1] ^ 1]))
+        server.close()
