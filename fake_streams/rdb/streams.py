@@ -167,8 +167,10 @@ def decode_node(master: Tuple[int, int], blob: bytes) -> NodeData:
         raise PayloadFormatError("stream listpack truncated") from None
     if not entries or seen_live != live or len(entries) - live != dead:
         raise PayloadFormatError("stream node counters")
-    if entries[0].id < master:
-        raise PayloadFormatError("stream entry below its master ID")
+    if entries[0].id != master or entries[0].fields[0::2] != master_fields:
+        # the server opens a node with its first entry: that entry's ID is the master ID and its field names
+        # are the master fields (streamAppendItem); the node model relies on it
+        raise PayloadFormatError("stream node whose first entry is not its master entry")
     return NodeData(master, master_fields, entries)
 
 

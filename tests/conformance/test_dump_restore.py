@@ -321,3 +321,59 @@ def test_restore__footer_versions(pair, version):
         return
     pair.same("RESTORE", "k", "0", payload)
     pair.same("GET", "k")
+
+
+# ------------------------------------------------------------------------------------------ around RESTORE
+def _stream_payload(pair):
+    """A stream with two entries and a group, DUMPed on the real side (and removed there)."""
+    _both(pair, ("XADD", "src", "1-1", "f", "v"), ("XADD", "src", "2-0", "f", "w"),
+          ("XGROUP", "CREATE", "src", "g", "0"))
+    payload = pair.real("DUMP", "src")
+    return pair.per_side(real=payload, fake=_for_fake(pair, payload))
+
+
+def test_restore__wakes_readers_blocked_on_the_key(pair):
+    payload = _stream_payload(pair)
+    reader = pair.connect()
+    reader.send("XREAD", "BLOCK", "0", "STREAMS", "k", "0-0")
+    group_reader = pair.connect()
+    group_reader.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "src", ">")
+    pair.wait_blocked(1)  # the XREADGROUP was served at once (entries after the group's last ID)
+    pair.same("RESTORE", "k", "0", payload)
+    reader.read()
+    group_reader.read()
+
+
+def test_restore__in_multi_and_exec(pair):
+    payload = _stream_payload(pair)
+    pair.same("MULTI")
+    pair.same("RESTORE", "k", "0", payload)
+    pair.same("RESTORE", "k", "0", payload)
+    pair.same("XLEN", "k")
+    pair.same("EXEC")
+    pair.same("XINFO", "GROUPS", "k", normalize=times)
+
+
+def test_restore__replace_of_another_type_and_wrongtype_after(pair):
+    payload = _stream_payload(pair)
+    _both(pair, ("RPUSH", "k", "a"), ("EXPIRE", "k", "1000"))
+    pair.same("RESTORE", "k", "0", payload, "REPLACE")
+    pair.same("TYPE", "k")
+    pair.same("TTL", "k")
+    pair.same("LPUSH", "k", "x")
+    pair.same("XRANGE", "k", "-", "+")
+
+
+def test_dump_and_restore_from_a_script(pair):
+    pytest.importorskip("lupa")
+    _both(pair, ("XADD", "s", "1-1", "f", "v"), ("SET", "str", "abc" * 10))
+    # the body only: Valkey 9's footer is its own (the whole payload is compared on Redis 7.0)
+    script = ("local p = redis.call('DUMP', KEYS[1]); redis.call('RESTORE', KEYS[2], 0, p); "
+              "return ARGV[1] == 'whole' and p or string.sub(p, 1, -11)")
+    part = "body" if _is_valkey(pair) else "whole"
+    pair.same("EVAL", script, "2", "str", "str2", part)
+    pair.same("GET", "str2")
+    pair.same("EVAL", script, "2", "s", "s2", part)
+    pair.same("XINFO", "STREAM", "s2")
+    pair.same("EVAL", "return redis.pcall('RESTORE', KEYS[1], 0, 'junk')", "1", "k")
+    pair.same("EVAL", "return redis.call('DUMP', KEYS[1]) == false", "1", "nothing")

@@ -348,3 +348,12 @@ def test_reader_never_reads_past_the_buffer():
         Reader(b"\xc3\x05\x0aab").string()  # LZF: compressed bytes missing
     with pytest.raises(PayloadFormatError):
         Reader(b"\x81\x00").length()
+
+
+def test_stream_node_must_start_with_its_master_entry():
+    fmt = format_for("7.4")
+    for entries in ([((1, 1), [b"f", b"1"], False)], [((1, 0), [b"g", b"1"], False)]):
+        data = _stream(entries)
+        data.nodes[0].master_fields = [b"f"]
+        with pytest.raises(PayloadFormatError):
+            load_payload(dump_payload(Value("stream", data), fmt), fmt)
