@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Iterable, List, Union
 
 from ..ids import parse_i64
+from ..nodes import INT_START
 from .errors import PayloadFormatError
 
 Element = Union[bytes, int]
@@ -45,6 +46,12 @@ def _backlen(size: int) -> bytes:
 
 def encode_int(value: int) -> bytes:
     """One integer element (encoding + data + backlen), ``lpEncodeIntegerGetType``'s smallest form."""
+    if -4096 <= value <= 4095:
+        return _SMALL_INTS[value + 4096]
+    return _encode_int(value)
+
+
+def _encode_int(value: int) -> bytes:
     if 0 <= value <= 127:
         enc = bytes((value,))
     elif -4096 <= value <= 4095:
@@ -63,6 +70,10 @@ def encode_int(value: int) -> bytes:
     return enc + _backlen(len(enc))
 
 
+#: the elements of -4096..4095 (7-bit and 13-bit encodings: flags, deltas, counts, small values)
+_SMALL_INTS = tuple(_encode_int(v) for v in range(-4096, 4096))
+
+
 def encode_str(raw: bytes) -> bytes:
     """One string element stored as a string (the caller decided it is not integer text)."""
     n = len(raw)
@@ -78,9 +89,9 @@ def encode_str(raw: bytes) -> bytes:
 def encode_element(item: Element) -> bytes:
     """One element as ``lpAppend`` (bytes) / ``lpAppendInteger`` (int) writes it."""
     if type(item) is int:
-        return encode_int(item)
+        return encode_int(item)  # type: ignore[arg-type]
     raw = bytes(item)
-    value = parse_i64(raw) if len(raw) <= 20 and raw else None
+    value = parse_i64(raw) if len(raw) <= 20 and raw and raw[0] in INT_START else None
     return encode_int(value) if value is not None else encode_str(raw)
 
 
@@ -139,14 +150,19 @@ def decode(blob: bytes) -> List[Element]:
             item = _signed(int.from_bytes(blob[p + 1:p + enc_len], "little"), 8 * width)
         else:
             raise PayloadFormatError("bad listpack encoding byte")
-        if p + enc_len > end:
-            raise PayloadFormatError("listpack element overflows")
-        back = _backlen(enc_len)
         q = p + enc_len
-        if blob[q:q + len(back)] != back or q + len(back) > end:
-            raise PayloadFormatError("listpack backlen mismatch")
+        if q >= end:
+            raise PayloadFormatError("listpack element overflows")
+        if enc_len <= 127:  # one-byte backlen (nearly every element)
+            if blob[q] != enc_len:
+                raise PayloadFormatError("listpack backlen mismatch")
+            p = q + 1
+        else:
+            back = _backlen(enc_len)
+            if blob[q:q + len(back)] != back or q + len(back) > end:
+                raise PayloadFormatError("listpack backlen mismatch")
+            p = q + len(back)
         out.append(item)
-        p = q + len(back)
     if p != end:
         raise PayloadFormatError("listpack elements overrun the terminator")
     if declared != NUMELE_UNKNOWN and declared != len(out):

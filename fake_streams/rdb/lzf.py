@@ -54,10 +54,12 @@ def compress(data: bytes, out_len: int) -> Optional[bytes]:
     op = 1  # start run
     lit = 0
     hval = (data[0] << 8) | (data[1] if in_end > 1 else 0)
-    while ip < in_end - 2:
+    limit = in_end - 2
+    get = htab.get
+    while ip < limit:
         hval = ((hval << 8) | data[ip + 2]) & _U32
-        slot = _slot(hval)
-        ref = htab.get(slot)
+        slot = ((hval >> 8) - hval * 5) & _HSIZE_MASK  # _slot, inlined (hot)
+        ref = get(slot)
         htab[slot] = ip
         if (ref is not None and ref > 0 and ip - ref - 1 < _MAX_OFF and data[ref + 2] == data[ip + 2]
                 and data[ref] == data[ip] and data[ref + 1] == data[ip + 1]):
@@ -96,7 +98,7 @@ def compress(data: bytes, out_len: int) -> Optional[bytes]:
             lit = 0
             op += 1  # start run
             ip += length + 1
-            if ip >= in_end - 2:
+            if ip >= limit:
                 break
             ip -= 2
             hval = (data[ip] << 8) | data[ip + 1]
@@ -109,8 +111,14 @@ def compress(data: bytes, out_len: int) -> Optional[bytes]:
         else:
             if op >= out_end:
                 return None
-            op, lit = _literal(out, op, lit, data[ip])
+            out[op] = data[ip]  # _literal, inlined (hot)
+            op += 1
             ip += 1
+            lit += 1
+            if lit == _MAX_LIT:
+                out[op - lit - 1] = lit - 1
+                lit = 0
+                op += 1
     if op + 3 > out_end:  # at most 3 bytes can be missing here
         return None
     while ip < in_end:
@@ -151,9 +159,9 @@ def decompress(data: bytes, out_len: int) -> Optional[bytes]:
             return None
         if ref + length <= len(out):
             out += out[ref:ref + length]
-        else:  # overlapping copy: byte by byte semantics
-            for i in range(length):
-                out.append(out[ref + i])
+        else:  # overlapping copy (byte by byte semantics): the last d bytes repeat
+            period = out[ref:]
+            out += (period * (length // len(period) + 1))[:length]
     if len(out) != out_len:
         return None
     return bytes(out)

@@ -127,6 +127,8 @@ def decode_node(master: Tuple[int, int], blob: bytes) -> NodeData:
         if len(master_fields) != nfields or _int(items[pos]) != 0:
             raise PayloadFormatError("stream master entry")
         pos += 1
+        template: List[bytes] = [b""] * (2 * nfields)
+        template[0::2] = master_fields
         entries: List[EntryData] = []
         mms, mseq = master
         seen_live = 0
@@ -139,10 +141,8 @@ def decode_node(master: Tuple[int, int], blob: bytes) -> NodeData:
                 values = items[pos:pos + nfields]
                 if len(values) != nfields:
                     raise PayloadFormatError("stream entry")
-                fields: List[bytes] = []
-                for name, value in zip(master_fields, values):
-                    fields.append(name)
-                    fields.append(listpack.as_bytes(value))
+                fields: List[bytes] = template[:]
+                fields[1::2] = [b"%d" % v if type(v) is int else v for v in values]  # listpack.as_bytes
                 pos += nfields
                 expected = nfields + 3
             else:
