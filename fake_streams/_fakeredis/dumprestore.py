@@ -10,7 +10,8 @@ This module owns the conversions between fakeredis's values (bytes, list, ``Expi
 (cluster.c): options first (REPLACE, ABSTTL, IDLETIME s, FREQ f; IDLETIME and FREQ exclude each other),
 then BUSYKEY, then the TTL, then the payload footer, then the body; on any error the key is unchanged.
 Set members keep fakeredis's member TTLs out of a payload (the server's sets have none); hash field TTLs
-are not written (the payload has the fields and values).
+are written by the 7.4 profile (Redis 7.4's hash field expiration types) and left out by the others
+(their servers have none).
 """
 
 from __future__ import annotations
@@ -77,7 +78,9 @@ def to_value(value: Any) -> Value:
     if isinstance(value, ZSet):
         return Value("zset", [(member, score) for member, score in value.items()])
     if isinstance(value, Hash):
-        return Value("hash", list(value.items()))
+        pairs = list(value.items())  # drops fields whose TTL passed
+        ttls = getattr(value, "_expirations", None) or {}
+        return Value("hash", pairs, {f: int(ttls[f]) for f, _ in pairs if ttls.get(f) is not None})
     raise SimpleError("ERR DUMP is not supported for this value type")
 
 
@@ -99,6 +102,8 @@ def from_value(value: Value, server: Any) -> Any:
         h = Hash()
         for f, v in data:
             h[f] = v
+        for f, when_ms in value.field_ttls.items():
+            h.set_key_expireat(f, when_ms)
         return h
     return build_stream(data, server.backend.new_stream)
 

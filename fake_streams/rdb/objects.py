@@ -12,7 +12,10 @@ and shrank back is a hashtable there and compact here; the contents are the same
 * zset: ``RDB_TYPE_ZSET_LISTPACK`` (``zset-max-listpack-*``; ordered by score then member; scores
   that are integers as integers, others as the server's text: ``%.17g`` on 7.0, ``fpconv_dtoa`` on 7.2+),
   else ``RDB_TYPE_ZSET_2`` (greatest first, binary doubles);
-* hash: ``RDB_TYPE_HASH_LISTPACK`` (``hash-max-listpack-*``, insertion order) else ``RDB_TYPE_HASH``;
+* hash: ``RDB_TYPE_HASH_LISTPACK`` (``hash-max-listpack-*``, insertion order) else ``RDB_TYPE_HASH``; with
+  field TTLs (7.4: ``hash_ttls``) ``RDB_TYPE_HASH_LISTPACK_EX`` (the next expiry, then ``field value ttl``
+  triples: fields with a TTL soonest first, then the others) or ``RDB_TYPE_HASH_METADATA`` (the next
+  expiry, then ``ttl`` relative to it + 1 (0: none) before each field and value);
 * stream: :mod:`.streams`.
 
 Reading accepts every object type the profile's server loads, including the older ones (linked list,
@@ -35,6 +38,9 @@ TYPE_STRING, TYPE_LIST, TYPE_SET, TYPE_ZSET, TYPE_HASH, TYPE_ZSET_2 = 0, 1, 2, 3
 TYPE_HASH_ZIPMAP, TYPE_LIST_ZIPLIST, TYPE_SET_INTSET, TYPE_ZSET_ZIPLIST, TYPE_HASH_ZIPLIST = 9, 10, 11, 12, 13
 TYPE_LIST_QUICKLIST, TYPE_HASH_LISTPACK, TYPE_ZSET_LISTPACK, TYPE_LIST_QUICKLIST_2 = 14, 16, 17, 18
 TYPE_SET_LISTPACK = 20
+TYPE_HASH_METADATA_PRE_GA, TYPE_HASH_LISTPACK_EX_PRE_GA, TYPE_HASH_METADATA, TYPE_HASH_LISTPACK_EX = 22, 23, 24, 25
+#: a listpack-ex field without a TTL (``HASH_LP_NO_TTL``)
+_NO_TTL = 0
 CONTAINER_PLAIN, CONTAINER_PACKED = 1, 2
 
 #: quicklist.c optimization_level: node byte limits for list-max-listpack-size -1 .. -5
@@ -178,8 +184,42 @@ def _all_short(items, limit: int) -> bool:
     return all(len(x) <= limit for x in items)
 
 
-def encode(value: Value, enc: Encodings, modern: bool, stream_type: int) -> bytes:
-    """Type byte + ``rdbSaveObject`` body of ``value``. ``modern``: the 7.2+ encodings / number text."""
+def _encode_hash(w: Writer, pairs: List[Tuple[bytes, bytes]], ttls: Dict[bytes, int], enc: Encodings) -> None:
+    limit = enc.hash_max_listpack_value
+    compact = len(pairs) <= enc.hash_max_listpack_entries and all(len(f) <= limit and len(v) <= limit for f, v in pairs)
+    if not ttls:
+        if compact:
+            w.byte(TYPE_HASH_LISTPACK)
+            w.string(listpack.encode([x for pair in pairs for x in pair]))
+        else:
+            w.byte(TYPE_HASH)
+            w.length(len(pairs))
+            for f, v in pairs:
+                w.string(f)
+                w.string(v)
+        return
+    min_expire = min(ttls.values())
+    if compact:
+        w.byte(TYPE_HASH_LISTPACK_EX)
+        w.ms_time(min_expire)
+        volatile = sorted((p for p in pairs if p[0] in ttls), key=lambda p: ttls[p[0]])
+        items: List[listpack.Element] = []
+        for f, v in volatile + [p for p in pairs if p[0] not in ttls]:
+            items += [f, v, ttls.get(f, _NO_TTL)]
+        w.string(listpack.encode(items))
+        return
+    w.byte(TYPE_HASH_METADATA)
+    w.ms_time(min_expire)
+    w.length(len(pairs))
+    for f, v in pairs:
+        w.length(ttls[f] - min_expire + 1 if f in ttls else 0)
+        w.string(f)
+        w.string(v)
+
+
+def encode(value: Value, enc: Encodings, modern: bool, stream_type: int, hash_ttls: bool = False) -> bytes:
+    """Type byte + ``rdbSaveObject`` body of ``value``. ``modern``: the 7.2+ encodings / number text;
+    ``hash_ttls``: the server keeps hash field TTLs (7.4), else they are not written."""
     w = Writer(enc.rdbcompression)
     kind, data = value.kind, value.data
     if kind == "string":
@@ -222,17 +262,7 @@ def encode(value: Value, enc: Encodings, modern: bool, stream_type: int) -> byte
                 w.string(member)
                 w.binary_double(score)
     elif kind == "hash":
-        pairs = list(data)
-        limit = enc.hash_max_listpack_value
-        if len(pairs) <= enc.hash_max_listpack_entries and all(len(f) <= limit and len(v) <= limit for f, v in pairs):
-            w.byte(TYPE_HASH_LISTPACK)
-            w.string(listpack.encode([x for pair in pairs for x in pair]))
-        else:
-            w.byte(TYPE_HASH)
-            w.length(len(pairs))
-            for f, v in pairs:
-                w.string(f)
-                w.string(v)
+        _encode_hash(w, list(data), value.field_ttls if hash_ttls else {}, enc)
     elif kind == "stream":
         w.byte(stream_type)
         streams.encode(w, data, stream_type)
@@ -333,6 +363,36 @@ def _read_zset(r: Reader, rdbtype: int) -> List[Tuple[bytes, float]]:
     return _zset_flat(ziplist.decode(blob) if rdbtype == TYPE_ZSET_ZIPLIST else listpack.decode(blob))
 
 
+def _read_hash_ttls(r: Reader, rdbtype: int) -> Tuple[List[Tuple[bytes, bytes]], Dict[bytes, int]]:
+    """The hash-field-expiration types (7.4): ``(pairs, field_ttls)``."""
+    ttls: Dict[bytes, int] = {}
+    pairs: List[Tuple[bytes, bytes]] = []
+    if rdbtype in (TYPE_HASH_LISTPACK_EX, TYPE_HASH_LISTPACK_EX_PRE_GA):
+        if rdbtype == TYPE_HASH_LISTPACK_EX:
+            r.ms_time()  # the next expiry (kept for a future use by the server)
+        items = listpack.decode(r.string())
+        if len(items) % 3:
+            raise PayloadFormatError("hash listpack-ex is not made of triples")
+        for f, v, ttl in zip(items[0::3], items[1::3], items[2::3]):
+            if type(ttl) is not int or ttl < 0:
+                raise PayloadFormatError("hash listpack-ex TTL")
+            pairs.append((listpack.as_bytes(f), listpack.as_bytes(v)))
+            if ttl != _NO_TTL:
+                ttls[pairs[-1][0]] = ttl  # type: ignore[assignment]
+    else:
+        min_expire = r.ms_time() if rdbtype == TYPE_HASH_METADATA else 0
+        for _ in range(r.length()):
+            ttl = r.length()
+            f, v = r.string(), r.string()
+            pairs.append((f, v))
+            if ttl:
+                ttls[f] = ttl + min_expire - 1 if rdbtype == TYPE_HASH_METADATA else ttl
+    _distinct([f for f, _ in pairs], "hash field")
+    if any(not 0 < t < 1 << 48 for t in ttls.values()):  # EB_EXPIRE_TIME_MAX
+        raise PayloadFormatError("hash field TTL out of range")
+    return _nonempty(pairs, "hash"), ttls
+
+
 def _read_hash(r: Reader, rdbtype: int) -> List[Tuple[bytes, bytes]]:
     if rdbtype == TYPE_HASH:
         flat: List[bytes] = []
@@ -366,6 +426,10 @@ _READERS: Dict[int, Tuple[str, Callable]] = {
     TYPE_HASH_ZIPMAP: ("hash", _read_hash),
     TYPE_HASH_ZIPLIST: ("hash", _read_hash),
     TYPE_HASH_LISTPACK: ("hash", _read_hash),
+    TYPE_HASH_METADATA_PRE_GA: ("hash", _read_hash_ttls),
+    TYPE_HASH_LISTPACK_EX_PRE_GA: ("hash", _read_hash_ttls),
+    TYPE_HASH_METADATA: ("hash", _read_hash_ttls),
+    TYPE_HASH_LISTPACK_EX: ("hash", _read_hash_ttls),
     streams.TYPE_STREAM_LISTPACKS: ("stream", streams.decode),
     streams.TYPE_STREAM_LISTPACKS_2: ("stream", streams.decode),
     streams.TYPE_STREAM_LISTPACKS_3: ("stream", streams.decode),
@@ -381,4 +445,7 @@ def decode(body: bytes, max_type: int) -> Value:
     if entry is None:
         raise PayloadFormatError(f"object type {rdbtype} not loadable")
     kind, read = entry
+    if read is _read_hash_ttls:
+        pairs, ttls = read(r, rdbtype)
+        return Value(kind, pairs, ttls)
     return Value(kind, read(r, rdbtype))

@@ -12,12 +12,12 @@ profile     writes   accepts            max type     stream type / 7.2 encodings
 ==========  =======  =================  ===========  =====================================
 7.0         10       <= 10              19           19 (no consumer active-time) / no
 7.2         11       <= 11              21           21 / yes (listpack sets, fpconv)
-7.4         12       <= 12              21 (*)       21 / yes
+7.4         12       <= 12              25 (*)       21 / yes
 valkey-8.0  11       <= 11              21           21 / yes
 ==========  =======  =================  ===========  =====================================
 
-(*) Redis 7.4 also loads its hash-field-expiration types 22-25; the fake keeps no field TTLs in a
-payload and refuses those types as a server without them would. Valkey 9 writes version 80 and
+(*) 22-25: Redis 7.4's hash field expiration (its pre-GA forms 22/23 and 24/25), written for a hash
+with field TTLs. Valkey 9 writes version 80 and
 accepts <= 11 and 80 (``rdb-version-check strict``); the conformance tests compare the bodies
 against it and the footer with the profile's own version.
 """
@@ -40,11 +40,12 @@ class RdbFormat:
     max_type: int  # highest RDB_TYPE_* loaded
     stream_type: int  # RDB_TYPE_STREAM_LISTPACKS_2 / _3
     modern: bool  # 7.2+: listpack sets, 7.2 list conversion, fpconv score text
+    hash_ttls: bool = False  # 7.4: hash field TTLs (RDB_TYPE_HASH_METADATA / _LISTPACK_EX)
 
 
 _R70 = RdbFormat(10, frozenset(range(11)), 19, streams.TYPE_STREAM_LISTPACKS_2, False)
 _R72 = RdbFormat(11, frozenset(range(12)), 21, streams.TYPE_STREAM_LISTPACKS_3, True)
-_R74 = RdbFormat(12, frozenset(range(13)), 21, streams.TYPE_STREAM_LISTPACKS_3, True)
+_R74 = RdbFormat(12, frozenset(range(13)), 25, streams.TYPE_STREAM_LISTPACKS_3, True, True)
 _FORMATS = {"7.0": _R70, "7.2": _R72, "7.4": _R74, "valkey-8.0": _R72}
 
 
@@ -64,7 +65,7 @@ _DEFAULT_ENCODINGS = Encodings()
 
 def dump_payload(value: Value, fmt: RdbFormat, encodings: Encodings = _DEFAULT_ENCODINGS) -> bytes:
     """The DUMP reply for ``value``. O(size)."""
-    return frame(objects.encode(value, encodings, fmt.modern, fmt.stream_type), fmt.version)
+    return frame(objects.encode(value, encodings, fmt.modern, fmt.stream_type, fmt.hash_ttls), fmt.version)
 
 
 def check_footer(payload: bytes, fmt: RdbFormat) -> bytes:

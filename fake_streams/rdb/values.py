@@ -6,7 +6,8 @@ A :class:`Value` is ``kind`` + ``data``:
 * ``"list"`` — list of bytes, head first;
 * ``"set"`` — list of distinct bytes (the order of a listpack set; any order for the others);
 * ``"zset"`` — list of ``(member, score)`` pairs, distinct members (any order: the encoders sort);
-* ``"hash"`` — list of ``(field, value)`` pairs, distinct fields, in insertion order;
+* ``"hash"`` — list of ``(field, value)`` pairs, distinct fields, in insertion order; ``field_ttls``
+  maps fields with a TTL to their absolute expiry (Unix ms; Redis 7.4's hash field expiration);
 * ``"stream"`` — a :class:`StreamData`.
 
 :class:`Encodings` is the part of the server's CONFIG that decides the compact encodings.
@@ -15,7 +16,7 @@ A :class:`Value` is ``kind`` + ``data``:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 StreamIDPair = Tuple[int, int]
 
@@ -24,6 +25,7 @@ StreamIDPair = Tuple[int, int]
 class Value:
     kind: str
     data: Any
+    field_ttls: Dict[bytes, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -185,3 +185,12 @@ def test_dump_follows_the_listpack_limits(make_client):
     assert c.dump("h")[0] == 16  # RDB_TYPE_HASH_LISTPACK
     c.config_set("hash-max-listpack-entries", 1)
     assert c.dump("h")[0] == 4  # RDB_TYPE_HASH
+
+
+def test_hash_field_ttls_survive_dump_and_restore(make_client):
+    c = make_client()  # profile 7.4
+    c.hset("h", mapping={"a": "1", "b": "2"})
+    c.execute_command("HPEXPIREAT", "h", 4_102_444_800_000, "FIELDS", 1, "b")
+    c.restore("h2", 0, c.dump("h"))
+    assert c.hgetall("h2") == {b"a": b"1", b"b": b"2"}
+    assert c.execute_command("HPEXPIRETIME", "h2", "FIELDS", 2, "a", "b") == [-1, 4_102_444_800_000]

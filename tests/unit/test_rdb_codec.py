@@ -229,9 +229,9 @@ def test_types_the_server_does_not_know_are_bad_data():
     with pytest.raises(PayloadFormatError):
         load_payload(frame(body, 10), format_for("7.0"))
     assert sorted(load_payload(frame(body, 10), format_for("7.2")).data) == [b"x", b"y"]
-    for type_byte in (6, 7, 8, 22, 99, 255):
+    for type_byte in (6, 7, 8, 22, 25, 99, 255):
         with pytest.raises(PayloadFormatError):
-            load_payload(frame(bytes((type_byte,)) + b"\x00", 10), format_for("7.4"))
+            load_payload(frame(bytes((type_byte,)) + b"\x00", 10), format_for("7.2"))
 
 
 def test_empty_and_duplicate_values_are_bad_data():
@@ -357,3 +357,29 @@ def test_stream_node_must_start_with_its_master_entry():
         data.nodes[0].master_fields = [b"f"]
         with pytest.raises(PayloadFormatError):
             load_payload(dump_payload(Value("stream", data), fmt), fmt)
+
+
+def test_hash_field_ttls_in_the_74_format():
+    fmt = format_for("7.4")
+    ttls = {b"b": 1_800_000_000_500, b"c": 1_800_000_000_000}
+    value = Value("hash", [(b"a", b"1"), (b"b", b"2"), (b"c", b"x")], ttls)
+    payload = dump_payload(value, fmt)
+    assert payload[0] == objects.TYPE_HASH_LISTPACK_EX
+    w = Writer()
+    w.ms_time(1_800_000_000_000)  # the next expiry, then triples: soonest TTL first, fields without one last
+    w.string(listpack.encode([b"c", b"x", 1_800_000_000_000, b"b", 2, 1_800_000_000_500, b"a", 1, 0]))
+    assert payload[1:-10] == w.getvalue()
+    back = load_payload(payload, fmt)
+    assert sorted(back.data) == sorted(value.data) and back.field_ttls == ttls
+    big = dump_payload(value, fmt, Encodings(hash_max_listpack_entries=1))
+    assert big[0] == objects.TYPE_HASH_METADATA
+    back = load_payload(big, fmt)
+    assert back.data == value.data and back.field_ttls == ttls
+    assert dump_payload(value, format_for("7.2"))[0] == objects.TYPE_HASH_LISTPACK  # no field TTLs before 7.4
+    pre_ga = Writer()
+    pre_ga.length(1)
+    pre_ga.length(1_800_000_000_000)  # absolute
+    pre_ga.string(b"f")
+    pre_ga.string(b"v")
+    back = load_payload(frame(bytes((objects.TYPE_HASH_METADATA_PRE_GA,)) + pre_ga.getvalue(), 12), fmt)
+    assert back.data == [(b"f", b"v")] and back.field_ttls == {b"f": 1_800_000_000_000}
