@@ -16,17 +16,17 @@ are written by the 7.4 profile (Redis 7.4's hash field expiration types) and lef
 
 from __future__ import annotations
 
+import copy
 import functools
 from typing import Any, Callable, Optional, Tuple
 
 from ..ids import parse_i64
 from ..rdb import Encodings, PayloadFormatError, PayloadVersionError, Value, dump_payload, format_for, load_payload
 from ..rdb.engine import build_stream, stream_data
-from .compat import CommandItem, ExpiringMembersSet, Hash, SimpleError, SimpleString, ZSet
-from .overrides import override, signature
+from .compat import SKIP_RESP2, ExpiringMembersSet, Hash, SimpleError, SimpleString, ZSet
+from .overrides import override
 from .values import StreamValue
 
-_RESTORE_SIGNATURE = signature("restore", fixed=3, variadic=True)
 NOT_INTEGER = "ERR value is not an integer or out of range"
 SYNTAX = "ERR syntax error"
 BUSYKEY = "BUSYKEY Target key name already exists."
@@ -123,7 +123,12 @@ def dump(sock: Any, key: Any) -> Optional[bytes]:
 
 @override("restore")
 def _restore(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
-    return functools.partial(restore, sock), _RESTORE_SIGNATURE
+    # fakeredis's own signature (its key item is written back and notified as "restore" after the call), with
+    # the TTL left as bytes: it is parsed after the options and the BUSYKEY check, as the server does
+    sig = copy.copy(base()[1])
+    sig.fixed = (sig.fixed[0], bytes, bytes)
+    sig.flags = set(sig.flags) | set(SKIP_RESP2)
+    return functools.partial(restore, sock), sig
 
 
 def _int(raw: bytes) -> int:
@@ -133,8 +138,10 @@ def _int(raw: bytes) -> int:
     return value
 
 
-def restore(sock: Any, key: bytes, ttl_arg: bytes, payload: bytes, *options: bytes) -> Any:
-    """``RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f]`` (``restoreCommand``)."""
+def restore(sock: Any, item: Any, ttl_arg: bytes, payload: bytes, *options: bytes) -> Any:
+    """``RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f]`` (``restoreCommand``). ``item`` is
+    fakeredis's item for the key (an expired key reads as missing, as ``lookupKeyWrite``); it is written back
+    after the call only if it was changed, so an error leaves the key as it was."""
     replace = absttl = False
     idle: Optional[int] = None
     freq: Optional[int] = None
@@ -159,10 +166,8 @@ def restore(sock: Any, key: bytes, ttl_arg: bytes, payload: bytes, *options: byt
         else:
             raise SimpleError(SYNTAX)
         j += 1
-    db = sock._db
-    key = bytes(key)
-    existing = db.get(key)  # expired keys are dropped here (lookupKeyWrite)
-    if existing is not None and not replace:
+    existed = item.value is not None
+    if existed and not replace:
         raise SimpleError(BUSYKEY)
     ttl = _int(ttl_arg)
     if ttl < 0:
@@ -175,16 +180,13 @@ def restore(sock: Any, key: bytes, ttl_arg: bytes, payload: bytes, *options: byt
     except PayloadFormatError:
         raise SimpleError(BAD_FORMAT) from None
     stored = from_value(value, server)
-    item = CommandItem(key, db, existing)
-    now_ms = db.time * 1000.0
+    now_ms = sock._db.time * 1000.0
     if ttl and not absttl:
         ttl += int(now_ms)
     if ttl and ttl <= now_ms:  # checkAlreadyExpired: the key is not created (an old one is still deleted)
-        if existing is not None:
+        if existed:
             item.value = None
-            item.writeback()
         return SimpleString(b"OK")
     item.value = stored
     item.expireat = ttl / 1000.0 if ttl else None
-    item.writeback()
     return SimpleString(b"OK")
