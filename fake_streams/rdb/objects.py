@@ -180,6 +180,17 @@ def score_element(score: float, modern: bool) -> listpack.Element:
     return _fpconv_dtoa(score) if modern else (b"%.17g" % score)
 
 
+def _listpack_set_order(members: List[bytes], ints: List[Optional[int]]) -> List[bytes]:
+    """A listpack set's element order from the members' insertion order: a set whose first members were
+    integers began as an intset, and turned into a listpack when the first string came, keeping the intset's
+    ascending order (``setTypeConvert``); later members are appended. O(n log n)."""
+    first_str = next((i for i, v in enumerate(ints) if v is None), len(members))
+    if first_str < 2:
+        return members
+    head = sorted(range(first_str), key=lambda i: ints[i])  # type: ignore[arg-type, return-value]
+    return [members[i] for i in head] + members[first_str:]
+
+
 def _all_short(items, limit: int) -> bool:
     return all(len(x) <= limit for x in items)
 
@@ -240,7 +251,7 @@ def encode(value: Value, enc: Encodings, modern: bool, stream_type: int, hash_tt
             w.string(intset.encode(ints))  # type: ignore[arg-type]
         elif modern and len(members) <= enc.set_max_listpack_entries and _all_short(members, enc.set_max_listpack_value):
             w.byte(TYPE_SET_LISTPACK)
-            w.string(listpack.encode(members))
+            w.string(listpack.encode(_listpack_set_order(members, ints)))
         else:
             w.byte(TYPE_SET)
             w.length(len(members))

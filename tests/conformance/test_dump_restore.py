@@ -127,9 +127,11 @@ def test_dump__compact_encodings(pair):
           ("SET", "s", "v"))
     for key in ("list", "intset", "bigints", "zset", "hash"):
         _same_body(pair, key)
-    pair.same("SADD", "lpset", "x", "y", "10")
+    _both(pair, ("SADD", "lpset", "x", "y", "10"),
+          ("SADD", "converted", "30", "-1", "20"), ("SADD", "converted", "7", "str", "5"), ("SADD", "converted", "1"))
     if pair.profile.has("time_snapshot"):  # 7.2+: small sets of strings are listpacks (7.0: a hashtable)
         _same_body(pair, "lpset")
+        _same_body(pair, "converted")  # an intset turned listpack: its integers ascending, then appends
 
 
 def test_dump__limits_from_config(pair):
