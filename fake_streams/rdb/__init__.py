@@ -10,6 +10,8 @@ Modules:
 * :mod:`.crc64` — Redis's CRC-64 (Jones polynomial, reflected);
 * :mod:`.lzf` — LZF decompression and the server's exact compressor (``rdbcompression``);
 * :mod:`.listpack`, :mod:`.intset`, :mod:`.ziplist` (+ zipmap) — the compact containers;
+* :mod:`.fpconv` — the score text of zset listpacks on 7.2+ (Grisu2, as the server prints doubles);
+* :mod:`.engine` — between the engine's Stream (with its groups) and the codec's stream data;
 * :mod:`.rdbio` — lengths, strings (int / LZF encodings), doubles, millisecond times;
 * :mod:`.values` — the decoded values (:class:`~.values.StreamData` and friends);
 * :mod:`.objects` — ``rdbSaveObject`` / ``rdbLoadObject`` per type;

@@ -31,6 +31,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from ..ids import parse_i64
 from . import intset, listpack, streams, ziplist
 from .errors import PayloadFormatError
+from .fpconv import fpconv_dtoa
 from .rdbio import Reader, Writer
 from .values import Encodings, Value
 
@@ -130,46 +131,6 @@ def _double2ll(score: float) -> Optional[int]:
     return as_int if as_int == score else None
 
 
-def _fpconv_dtoa(value: float) -> bytes:
-    """``fpconv_dtoa`` (7.2+): the shortest round-trip digits, in fpconv's own layout (``emit_digits``)."""
-    neg = value < 0
-    text = repr(abs(value))
-    mant, _, exp_text = text.partition("e")
-    int_part, _, frac = mant.partition(".")
-    if frac == "0":
-        frac = ""
-    digits = (int_part + frac).lstrip("0")
-    k = (int(exp_text) if exp_text else 0) - len(frac)
-    stripped = digits.rstrip("0")
-    k += len(digits) - len(stripped)
-    digits = stripped
-    nd = len(digits)
-    exp = abs(k + nd - 1)
-    sign = "-" if neg else ""
-    if k >= 0 and exp < nd + 7:
-        return (sign + digits + "0" * k).encode()
-    if k < 0 and (k > -7 or exp < 4):
-        offset = nd - abs(k)
-        if offset <= 0:
-            return (sign + "0." + "0" * -offset + digits).encode()
-        return (sign + digits[:offset] + "." + digits[offset:]).encode()
-    nd = min(nd, 18 - neg)
-    out = digits[0] + ("." + digits[1:nd] if nd > 1 else "")
-    out += "e" + ("-" if k + nd - 1 < 0 else "+")
-    cent = 0
-    if exp > 99:
-        cent = exp // 100
-        out += str(cent)
-        exp -= cent * 100
-    if exp > 9:
-        out += str(exp // 10)
-        exp -= (exp // 10) * 10
-    elif cent:
-        out += "0"
-    out += str(exp % 10)
-    return (sign + out).encode()
-
-
 def score_element(score: float, modern: bool) -> listpack.Element:
     """A zset listpack's score element (``zzlInsertAt``)."""
     as_int = _double2ll(score)
@@ -177,7 +138,7 @@ def score_element(score: float, modern: bool) -> listpack.Element:
         return as_int
     if math.isinf(score):
         return b"inf" if score > 0 else b"-inf"
-    return _fpconv_dtoa(score) if modern else (b"%.17g" % score)
+    return fpconv_dtoa(score) if modern else (b"%.17g" % score)
 
 
 def _listpack_set_order(members: List[bytes], ints: List[Optional[int]]) -> List[bytes]:

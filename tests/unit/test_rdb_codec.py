@@ -383,3 +383,12 @@ def test_hash_field_ttls_in_the_74_format():
     pre_ga.string(b"v")
     back = load_payload(frame(bytes((objects.TYPE_HASH_METADATA_PRE_GA,)) + pre_ga.getvalue(), 12), fmt)
     assert back.data == [(b"f", b"v")] and back.field_ttls == {b"f": 1_800_000_000_000}
+
+
+def test_fpconv_is_grisu2_not_the_shortest_repr():
+    # Valkey 9.1.2 writes these scores so (checked on the server); Python's repr gives ...966e-305 / ...51.88
+    assert objects.score_element(2.3671384828449966e-305, modern=True) == b"2.3671384828449965e-305"
+    assert objects.score_element(123748370228151.88, modern=True) == b"123748370228151.87"
+    assert objects.score_element(-8.299932397678361e18, modern=True) == b"-8299932397678361000"  # stored as an int
+    assert listpack.decode(listpack.encode([objects.score_element(-8.299932397678361e18, True)])) == [
+        -8299932397678361000]
