@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import Any, Callable, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple
 
 from ..ids import parse_i64
-from ..rdb import Encodings, PayloadFormatError, PayloadVersionError, Value, dump_payload, format_for, load_payload
-from ..rdb.engine import build_stream, stream_data
 from .compat import SKIP_RESP2, ExpiringMembersSet, Hash, SimpleError, SimpleString, ZSet
 from .overrides import override
 from .values import StreamValue
+
+if TYPE_CHECKING:
+    from ..rdb import Encodings, Value
+
+# The codec (fake_streams.rdb, ~70 ms to import) is imported by the first DUMP or RESTORE, not with the adapter.
 
 NOT_INTEGER = "ERR value is not an integer or out of range"
 SYNTAX = "ERR syntax error"
@@ -51,6 +54,8 @@ _LIMITS = (
 
 def encodings(server: Any) -> Encodings:
     """The encoding limits in the server's CONFIG now (the defaults where unset or not a number)."""
+    from ..rdb import Encodings
+
     config = server.backend._config
     values = {}
     for name, alias, attr in _LIMITS:
@@ -66,6 +71,9 @@ def encodings(server: Any) -> Encodings:
 
 def to_value(value: Any) -> Value:
     """fakeredis / engine value → codec value. SimpleError for a type the server has no RDB form of here."""
+    from ..rdb import Value
+    from ..rdb.engine import stream_data
+
     if isinstance(value, bytes):
         return Value("string", value)
     if isinstance(value, StreamValue):
@@ -86,6 +94,8 @@ def to_value(value: Any) -> Value:
 
 def from_value(value: Value, server: Any) -> Any:
     """codec value → the value fakeredis / the engine stores."""
+    from ..rdb.engine import build_stream
+
     kind, data = value.kind, value.data
     if kind == "string":
         return bytes(data)
@@ -117,6 +127,8 @@ def dump(sock: Any, key: Any) -> Optional[bytes]:
     """``DUMP key``: the payload, or nil for a missing key. O(size of the value)."""
     if key.value is None:
         return None
+    from ..rdb import dump_payload, format_for
+
     server = sock._sf_session.server
     return dump_payload(to_value(key.value), format_for(server.profile.name), encodings(server))
 
@@ -172,6 +184,8 @@ def restore(sock: Any, item: Any, ttl_arg: bytes, payload: bytes, *options: byte
     ttl = _int(ttl_arg)
     if ttl < 0:
         raise SimpleError(BAD_TTL)
+    from ..rdb import PayloadFormatError, PayloadVersionError, format_for, load_payload
+
     server = sock._sf_session.server
     try:
         value = load_payload(bytes(payload), format_for(server.profile.name))
