@@ -166,6 +166,15 @@ def test_dump__stream_node_bytes_limit(pair):
     _same_body(pair, "s")
 
 
+def test_dump__stream_large_values_and_numbers(pair):
+    values = ["x" * 63, "y" * 64, "z" * 4095, "w" * 5000, "-1", "0", "007", "-0", "9223372036854775807",
+              "9223372036854775808", "-9223372036854775808", "1.5", "127", "128", "-4096", "4095", "32768"]
+    for i, value in enumerate(values):
+        pair.same("XADD", "s", f"{i + 1}-0", "f", value, value, "n")
+    pair.same("XADD", "s", "100-0", *[x for i in range(30) for x in (f"k{i}", str(i * 1000))])
+    _same_body(pair, "s")
+
+
 def test_dump__stream_groups_pels_consumers(pair):
     for i in range(1, 8):
         pair.same("XADD", "s", f"{i}-0", "f", str(i))
@@ -286,6 +295,16 @@ def test_restore__options_and_errors(pair):
     pair.same("TTL", "ttl")
     pair.same("RESTORE", "old-version", "0", frame(b"\x00\x01v", 6))
     pair.same("GET", "old-version")
+
+
+def test_dump_and_restore__arity_and_missing_keys(pair):
+    pair.same("DUMP", "missing")
+    pair.same("DUMP")
+    pair.same("DUMP", "a", "b")
+    pair.same("RESTORE", "k", "0")
+    pair.same("RESTORE", "k")
+    pair.same("SET", "k", "v")
+    pair.same("DUMP", "k", "extra")
 
 
 def test_restore__a_crafted_pickle_is_refused(pair, tmp_path):
