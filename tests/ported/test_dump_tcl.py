@@ -41,34 +41,29 @@ def test_dump_restore_are_able_to_serialize_unserialize_a_simple_key(pair):
     pair.same("GET", "foo")
 
 
-def test_restore_can_set_an_arbitrary_expire_to_the_materialized_key(pair):
-    """RESTORE can set an arbitrary expire to the materialized key"""
+def _restore_with_ttl(pair: Any, ttl: Any, low: int, high: int, *options: str) -> None:
+    """SET foo bar, DUMP, DEL, RESTORE with ``ttl``: each side's PTTL within ``low..high``, the value back."""
     pair.same("SET", "foo", "bar")
     dumps = _dump_each(pair, "foo")
     pair.same("DEL", "foo")
-    _restore_each(pair, "foo", "5000", dumps)
-    assert all(3000 <= ttl <= 5000 for ttl in _pttl_each(pair, "foo"))
+    _restore_each(pair, "foo", ttl, dumps, *options)
+    assert all(low <= pttl <= high for pttl in _pttl_each(pair, "foo"))
     pair.same("GET", "foo")
+
+
+def test_restore_can_set_an_arbitrary_expire_to_the_materialized_key(pair):
+    """RESTORE can set an arbitrary expire to the materialized key"""
+    _restore_with_ttl(pair, "5000", 3000, 5000)
 
 
 def test_restore_can_set_an_expire_that_overflows_a_32_bit_integer(pair):
     """RESTORE can set an expire that overflows a 32 bit integer"""
-    pair.same("SET", "foo", "bar")
-    dumps = _dump_each(pair, "foo")
-    pair.same("DEL", "foo")
-    _restore_each(pair, "foo", "2569591501", dumps)
-    assert all(2569591501 - 3000 <= ttl <= 2569591501 for ttl in _pttl_each(pair, "foo"))
-    pair.same("GET", "foo")
+    _restore_with_ttl(pair, "2569591501", 2569591501 - 3000, 2569591501)
 
 
 def test_restore_can_set_an_absolute_expire(pair):
     """RESTORE can set an absolute expire"""
-    pair.same("SET", "foo", "bar")
-    dumps = _dump_each(pair, "foo")
-    pair.same("DEL", "foo")
-    _restore_each(pair, "foo", lambda side: str(int(time.time() * 1000) + 3000), dumps, "absttl")
-    assert all(2000 <= ttl <= 3100 for ttl in _pttl_each(pair, "foo"))
-    pair.same("GET", "foo")
+    _restore_with_ttl(pair, lambda side: str(int(time.time() * 1000) + 3000), 2000, 3100, "absttl")
 
 
 def test_restore_with_absttl_in_the_past(pair):
