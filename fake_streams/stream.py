@@ -445,12 +445,12 @@ class Stream:
         for sid, fields, _ in rows[1:]:
             stored.append(node.add_entry(sid, list(fields)))
         entries = self._entries
-        for (sid, _, deleted), fields in zip(rows, stored):
+        for (sid, _, deleted), kept in zip(rows, stored):
             key = (sid[0] << 64) | sid[1]
             if deleted:
-                node.bury(key, fields)
+                node.bury(key, kept)
             else:
-                entries.append_entry(key, b"%d-%d" % sid, fields)
+                entries.append_entry(key, b"%d-%d" % sid, kept)
         self._nodes.set_k(rax_key(first_sid), node)
         self._tail = node
         self._rax_nodes = None

@@ -6,11 +6,13 @@ lookup per byte: O(len) (about 0.1 µs per byte in CPython).
 
 from __future__ import annotations
 
+from typing import Tuple
+
 #: the Jones polynomial, bit-reversed (the reflected form the byte-wise table uses)
 _POLY_REFLECTED = 0x95AC9329AC4BC9B5
 
 
-def _make_table() -> tuple:
+def _make_table() -> Tuple[int, ...]:
     table = []
     for byte in range(256):
         crc = byte

@@ -9,7 +9,7 @@ between group and consumer as the engine keeps them. Both O(entries + PEL rows).
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Tuple
 
 from ..groups import INVALID_ENTRIES_READ, Consumer, ConsumerGroup, PendingEntry, create_group, estimate_distance
 from ..ids import StreamID, id_of, make_id
@@ -17,7 +17,7 @@ from ..stream import Stream
 from .values import ConsumerData, EntryData, GroupData, NodeData, PendingData, StreamData
 
 
-def _pair(sid: StreamID) -> tuple:
+def _pair(sid: StreamID) -> Tuple[int, int]:
     return (sid[0], sid[1])
 
 

@@ -88,8 +88,8 @@ def encode_str(raw: bytes) -> bytes:
 
 def encode_element(item: Element) -> bytes:
     """One element as ``lpAppend`` (bytes) / ``lpAppendInteger`` (int) writes it."""
-    if type(item) is int:
-        return encode_int(item)  # type: ignore[arg-type]
+    if isinstance(item, int):
+        return encode_int(item)
     raw = bytes(item)
     value = parse_i64(raw) if len(raw) <= 20 and raw and raw[0] in INT_START else None
     return encode_int(value) if value is not None else encode_str(raw)

@@ -16,7 +16,7 @@ Both functions are O(len).
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional, Tuple
 
 _HSIZE_MASK = (1 << 16) - 1
 _MAX_LIT = 1 << 5
@@ -30,7 +30,7 @@ def _slot(hval: int) -> int:
     return ((hval >> 8) - hval * 5) & _HSIZE_MASK
 
 
-def _literal(out: bytearray, op: int, lit: int, byte: int) -> tuple:
+def _literal(out: bytearray, op: int, lit: int, byte: int) -> Tuple[int, int]:
     """Copy one literal byte into the current run (closing the run at 32): the new ``(op, lit)``."""
     out[op] = byte
     op += 1
@@ -49,7 +49,7 @@ def compress(data: bytes, out_len: int) -> Optional[bytes]:
         return None
     out = bytearray(out_len + 8)
     out_end = out_len
-    htab: dict = {}
+    htab: Dict[int, int] = {}
     ip = 0
     op = 1  # start run
     lit = 0

@@ -26,7 +26,7 @@ the first stream format), checks each container, and refuses empty values and du
 from __future__ import annotations
 
 import math
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..ids import parse_i64
 from . import intset, listpack, streams, ziplist
@@ -148,11 +148,11 @@ def _listpack_set_order(members: List[bytes], ints: List[Optional[int]]) -> List
     first_str = next((i for i, v in enumerate(ints) if v is None), len(members))
     if first_str < 2:
         return members
-    head = sorted(range(first_str), key=lambda i: ints[i])  # type: ignore[arg-type, return-value]
+    head = sorted(range(first_str), key=lambda i: ints[i] or 0)  # every one of them is an integer
     return [members[i] for i in head] + members[first_str:]
 
 
-def _all_short(items, limit: int) -> bool:
+def _all_short(items: Sequence[bytes], limit: int) -> bool:
     return all(len(x) <= limit for x in items)
 
 
@@ -201,15 +201,16 @@ def encode(value: Value, enc: Encodings, modern: bool, stream_type: int, hash_tt
         w.byte(TYPE_LIST_QUICKLIST_2)
         nodes = quicklist_nodes(data, enc.list_max_listpack_size, modern)
         w.length(len(nodes))
-        for container, items in nodes:
+        for container, node in nodes:
             w.length(container)
-            w.string(items[0] if container == CONTAINER_PLAIN else listpack.encode(items))
+            w.string(node[0] if container == CONTAINER_PLAIN else listpack.encode(node))
     elif kind == "set":
         members: List[bytes] = list(data)
         ints = [parse_i64(m) if len(m) <= 20 else None for m in members]
-        if all(i is not None for i in ints) and len(members) <= enc.set_max_intset_entries:
+        values = [i for i in ints if i is not None]
+        if len(values) == len(members) and len(members) <= enc.set_max_intset_entries:
             w.byte(TYPE_SET_INTSET)
-            w.string(intset.encode(ints))  # type: ignore[arg-type]
+            w.string(intset.encode(values))
         elif modern and len(members) <= enc.set_max_listpack_entries and _all_short(members, enc.set_max_listpack_value):
             w.byte(TYPE_SET_LISTPACK)
             w.string(listpack.encode(_listpack_set_order(members, ints)))
@@ -244,7 +245,7 @@ def encode(value: Value, enc: Encodings, modern: bool, stream_type: int, hash_tt
 
 
 # ------------------------------------------------------------------------------------------ reading
-def _nonempty(items: list, what: str) -> list:
+def _nonempty(items: List[Any], what: str) -> List[Any]:
     if not items:
         raise PayloadFormatError(f"empty {what}")
     return items
@@ -268,7 +269,7 @@ def _score(item: listpack.Element) -> float:
     if type(item) is int:
         return float(item)
     try:
-        score = float(bytes(item).decode("ascii"))  # type: ignore[arg-type]
+        score = float(bytes(item).decode("ascii"))
     except (UnicodeDecodeError, ValueError):
         raise PayloadFormatError("zset score") from None
     if math.isnan(score):
@@ -350,7 +351,7 @@ def _read_hash_ttls(r: Reader, rdbtype: int) -> Tuple[List[Tuple[bytes, bytes]],
                 raise PayloadFormatError("hash listpack-ex TTL")
             pairs.append((listpack.as_bytes(f), listpack.as_bytes(v)))
             if ttl != _NO_TTL:
-                ttls[pairs[-1][0]] = ttl  # type: ignore[assignment]
+                ttls[pairs[-1][0]] = ttl
     else:
         min_expire = r.ms_time() if rdbtype == TYPE_HASH_METADATA else 0
         for _ in range(r.length()):
@@ -381,7 +382,7 @@ def _read_hash(r: Reader, rdbtype: int) -> List[Tuple[bytes, bytes]]:
     return _pairs(_strings(items), "hash field")
 
 
-_READERS: Dict[int, Tuple[str, Callable]] = {
+_READERS: Dict[int, Tuple[str, Callable[[Reader, int], Any]]] = {
     TYPE_STRING: ("string", lambda r, t: r.string()),
     TYPE_LIST: ("list", _read_list),
     TYPE_LIST_ZIPLIST: ("list", _read_list),

@@ -168,7 +168,8 @@ class Reader:
         raise PayloadFormatError("unknown string encoding")
 
     def binary_double(self) -> float:
-        return _DOUBLE.unpack(self.raw(8))[0]
+        value: float = _DOUBLE.unpack(self.raw(8))[0]
+        return value
 
     def text_double(self) -> float:
         """``rdbLoadDoubleValue`` (RDB_TYPE_ZSET)."""
@@ -186,7 +187,8 @@ class Reader:
             raise PayloadFormatError("bad double text") from None
 
     def ms_time(self) -> int:
-        return _I64.unpack(self.raw(8))[0]
+        value: int = _I64.unpack(self.raw(8))[0]
+        return value
 
 
 def _signed(value: int, bits: int) -> int:

@@ -94,7 +94,7 @@ def encode(w: Writer, s: StreamData, rdbtype: int) -> None:
             w.raw(raw)
             w.ms_time(row.delivery_time)
             w.length(row.delivery_count)
-            owned.setdefault(row.consumer, []).append(raw)
+            owned.setdefault(row.consumer or b"", []).append(raw)  # set for every row of a stream
         w.length(len(group.consumers))
         for consumer in group.consumers:
             w.string(consumer.name)
@@ -108,9 +108,9 @@ def encode(w: Writer, s: StreamData, rdbtype: int) -> None:
 
 
 def _int(item: listpack.Element) -> int:
-    if type(item) is not int:
+    if not isinstance(item, int):
         raise PayloadFormatError("stream listpack: integer expected")
-    return item  # type: ignore[return-value]
+    return item
 
 
 def decode_node(master: Tuple[int, int], blob: bytes) -> NodeData:
@@ -142,7 +142,7 @@ def decode_node(master: Tuple[int, int], blob: bytes) -> NodeData:
                 if len(values) != nfields:
                     raise PayloadFormatError("stream entry")
                 fields: List[bytes] = template[:]
-                fields[1::2] = [b"%d" % v if type(v) is int else v for v in values]  # listpack.as_bytes
+                fields[1::2] = [b"%d" % v if isinstance(v, int) else v for v in values]  # listpack.as_bytes
                 pos += nfields
                 expected = nfields + 3
             else:
