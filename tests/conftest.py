@@ -85,11 +85,14 @@ def _repeats_a_target(item: pytest.Item) -> bool:
             and CONFORMANCE_DIR not in Path(str(item.path)).parents)
 
 
+def pytest_itemcollected(item: pytest.Item) -> None:
+    if _repeats_a_target(item):
+        item.add_marker(pytest.mark.slow)  # at collection: before ``-m`` selects by markers
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
-    for item in items:
-        if _repeats_a_target(item):
-            item.add_marker(pytest.mark.slow)
+    """The fast loop leaves out what is slow (last: after every conftest has marked its items)."""
     if full_run():
         return
     slow = [item for item in items if item.get_closest_marker("slow") and not _asked_for(config, item)]
