@@ -231,3 +231,16 @@ def test_restore_of_corrupted_payloads_never_breaks_the_server(make_client):
                     c.xpending_range("fuzz", group["name"], "-", "+", 10)
             c.dump("fuzz")
     assert accepted  # some corruption (inside a value's bytes) loads as a different value
+
+
+@pytest.mark.asyncio
+async def test_dump_and_restore_from_an_asyncio_client(make_async_client, tmp_path):
+    c = make_async_client(protocol=3)
+    await c.xadd("s", {"f": "v"}, id="1-1")
+    await c.xgroup_create("s", "g", "0")
+    assert await c.restore("copy", 0, await c.dump("s")) == b"OK"
+    assert await c.xinfo_groups("copy") == await c.xinfo_groups("s")
+    marker = tmp_path / "ran"
+    with pytest.raises(redis.ResponseError, match="^DUMP payload version or checksum are wrong$"):
+        await c.restore("evil", 0, _pickle_payload(marker))
+    assert not marker.exists()
