@@ -81,6 +81,7 @@ def to_value(value: Any) -> Value:
     if isinstance(value, list):
         return Value("list", list(value))
     if isinstance(value, ExpiringMembersSet):
+        len(value)  # drops members whose TTL passed
         members = getattr(value, "_values", None)  # insertion order (the order of a listpack set)
         return Value("set", list(members) if members is not None else list(value))
     if isinstance(value, ZSet):
