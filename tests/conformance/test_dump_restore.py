@@ -175,6 +175,16 @@ def test_dump__stream_large_values_and_numbers(pair):
     _same_body(pair, "s")
 
 
+def test_dump__stream_counters_set_by_xsetid_and_group_offsets(pair):
+    _both(pair, ("XADD", "s", "5-0", "f", "v"), ("XADD", "s", "6-0", "f", "w"),
+          ("XSETID", "s", "100-0", "ENTRIESADDED", "50", "MAXDELETEDID", "20-0"),
+          ("XGROUP", "CREATE", "s", "unknown", "0"), ("XGROUP", "CREATE", "s", "at-end", "$"),
+          ("XGROUP", "CREATE", "s", "offset", "5-0", "ENTRIESREAD", "49"),
+          ("XGROUP", "CREATE", "s", "", "0"), ("XGROUP", "CREATE", "mk", "g", "$", "MKSTREAM"))
+    _same_body(pair, "s")
+    _same_body(pair, "mk")
+
+
 def test_dump__stream_groups_pels_consumers(pair):
     for i in range(1, 8):
         pair.same("XADD", "s", f"{i}-0", "f", str(i))
