@@ -22,12 +22,6 @@ _HSIZE_MASK = (1 << 16) - 1
 _MAX_LIT = 1 << 5
 _MAX_OFF = 1 << 13
 _MAX_REF = (1 << 8) + (1 << 3)
-_U32 = 0xFFFFFFFF
-
-
-def _slot(hval: int) -> int:
-    """``IDX(h)`` of the VERY_FAST build: ``((h >> (3*8 - HLOG)) - h*5) & (HSIZE - 1)``."""
-    return ((hval >> 8) - hval * 5) & _HSIZE_MASK
 
 
 def _literal(out: bytearray, op: int, lit: int, byte: int) -> Tuple[int, int]:
@@ -53,12 +47,13 @@ def compress(data: bytes, out_len: int) -> Optional[bytes]:
     ip = 0
     op = 1  # start run
     lit = 0
-    hval = (data[0] << 8) | (data[1] if in_end > 1 else 0)
     limit = in_end - 2
     get = htab.get
+    # IDX(h) = ((h >> (3*8 - HLOG)) - h*5) & (HSIZE - 1) of every position at once (VERY_FAST, HLOG 16): mod 2^16 the slot depends on the three bytes at ip only (the byte
+    # before, in h's top bits, vanishes), so the hash the loop would carry along is the same as this one
+    slots = [((a << 8 | b) - (b << 8 | c) * 5) & _HSIZE_MASK for a, b, c in zip(data, data[1:], data[2:])]
     while ip < limit:
-        hval = ((hval << 8) | data[ip + 2]) & _U32
-        slot = ((hval >> 8) - hval * 5) & _HSIZE_MASK  # _slot, inlined (hot)
+        slot = slots[ip]
         ref = get(slot)
         htab[slot] = ip
         if (ref is not None and ref > 0 and ip - ref - 1 < _MAX_OFF and data[ref + 2] == data[ip + 2]
@@ -100,14 +95,10 @@ def compress(data: bytes, out_len: int) -> Optional[bytes]:
             ip += length + 1
             if ip >= limit:
                 break
-            ip -= 2
-            hval = (data[ip] << 8) | data[ip + 1]
-            hval = ((hval << 8) | data[ip + 2]) & _U32
-            htab[_slot(hval)] = ip
-            ip += 1
-            hval = ((hval << 8) | data[ip + 2]) & _U32
-            htab[_slot(hval)] = ip
-            ip += 1
+            ip -= 2  # VERY_FAST: hash the last two positions of the match
+            htab[slots[ip]] = ip
+            htab[slots[ip + 1]] = ip + 1
+            ip += 2
         else:
             if op >= out_end:
                 return None
