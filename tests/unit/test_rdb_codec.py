@@ -28,6 +28,7 @@ from fake_streams.rdb.crc64 import crc64
 from fake_streams.rdb.payload import RdbFormat, check_footer, frame, load_payload
 from fake_streams.rdb.rdbio import Reader, Writer
 from fake_streams.rdb.values import EntryData, NodeData, StreamData
+from tests.support.budget import budget
 
 _CAPTURED_SETUP = """
 SET big abcabc... (abc * 20)
@@ -62,6 +63,8 @@ VALKEY_91 = {
         "0000000100000000000000010068e5cf8b010000030102633146b50032a201000046b50032a201000001000000000000000100000000"
         "00000001500059bdaaaa59f6636b"),
 }
+#: random corruptions per captured payload
+MUTATIONS = budget(fast=60, full=300)
 #: Valkey 9 writes RDB version 80 and loads it: a format like the valkey-8.0 profile's that also accepts 80
 _VALKEY_9 = RdbFormat(80, format_for("valkey-8.0").accepted | {80}, 21, 21, True)
 
@@ -326,7 +329,7 @@ def test_mutated_payloads_only_ever_give_the_two_errors():
     fmt = _VALKEY_9
     for payload in VALKEY_91.values():
         body = payload[:-10]
-        for _ in range(300):
+        for _ in range(MUTATIONS):
             mutated = bytearray(body)
             for _ in range(rnd.randrange(1, 4)):
                 if not mutated:
