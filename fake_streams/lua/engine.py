@@ -494,7 +494,7 @@ class FunctionCommands:
     def dump(self) -> bytes:
         """FUNCTION DUMP: every library's code in the servers' payload format."""
         engine = self.engine
-        return dump.dump([library.code for library in engine.libraries.values()], dump.rdb_version(engine.profile))
+        return dump.dump([library.code for library in engine.libraries.values()], engine.profile)
 
     def restore(self, payload: bytes, policy: bytes) -> None:
         """FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE] (functionRestoreCommand + libraryJoin)."""
@@ -502,7 +502,7 @@ class FunctionCommands:
         policy = policy.lower()
         if policy not in (b"append", b"replace", b"flush"):
             raise ScriptError("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.")
-        if not dump.verify(payload, dump.rdb_version(engine.profile)):
+        if not dump.verify(payload, engine.profile):
             raise ScriptError("ERR DUMP payload version or checksum are wrong")
         codes, problem = dump.library_codes(payload)
         if problem:

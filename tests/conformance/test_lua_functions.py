@@ -148,8 +148,8 @@ def test_dump_and_restore(fpair):
     if fpair.profile.server == "valkey":
         pytest.skip("Valkey 9.1 writes its own RDB version (newer than Valkey 8.0's): its payloads are not 8.0's")
     fpair.same("FUNCTION", "LOAD", LONG)
-    real_payload = fpair.real("FUNCTION", "DUMP")  # LZF-compressed by the server
-    fake_payload = fpair.fake("FUNCTION", "DUMP")  # plain RDB strings: valid, not the same bytes
+    fake_payload = fpair.same("FUNCTION", "DUMP")  # LZF-compressed code: the same bytes
+    real_payload = fpair.real("FUNCTION", "DUMP")
     fpair.same("FUNCTION", "FLUSH")
     fpair.same("FUNCTION", "RESTORE", fpair.per_side(real=fake_payload, fake=real_payload))  # each restores the other's
     fpair.same("FUNCTION", "LIST", "WITHCODE")
@@ -167,9 +167,9 @@ def test_dump_and_restore(fpair):
     fpair.same("FUNCTION", "RESTORE", fpair.per_side(real=real_payload, fake=fake_payload))  # Function … exists
 
 
-def test_dump_is_byte_identical_when_the_server_does_not_compress(fpair):
+def test_dump_of_code_lzf_cannot_shorten(fpair):
     if fpair.profile.server == "valkey":
         pytest.skip("Valkey 9.1 writes its own RDB version (newer than Valkey 8.0's): its payloads are not 8.0's")
-    # LZF cannot shorten this code, so the server stores it plain too: the same bytes, CRC64 included
+    # LZF cannot shorten this code by 4 bytes, so it is stored plain: the same bytes, CRC64 included
     fpair.same("FUNCTION", "LOAD", "#!lua name=s\nredis.register_function('s', function() return 1 end)")
     fpair.same("FUNCTION", "DUMP")
