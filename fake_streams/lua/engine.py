@@ -35,8 +35,6 @@ LOAD_TIMEOUT_S = 0.5  # FUNCTION LOAD's own limit
 _NAME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 BAD_LIBRARY_NAME = ("Library names can only contain letters, numbers, or underscores(_) and must be at least one "
                     "character long")
-BAD_FUNCTION_NAME = ("Function names can only contain letters, numbers, or underscores(_) and must be at least one "
-                     "character long")
 
 
 class ScriptError(Exception):
@@ -79,8 +77,7 @@ class Texts:
             "ERR Unknown Redis command called from script"
         self.arity = "ERR Wrong number of args calling command from script" if valkey else \
             "ERR Wrong number of args calling Redis command from script"
-        self.noscript_cmd = "ERR This Valkey command is not allowed from script" if valkey else \
-            "ERR This Redis command is not allowed from script"
+        self.noscript_cmd = "ERR This Redis command is not allowed from script"  # Valkey 8.0 kept Redis's word
         self.bad_arg = "ERR Command arguments must be strings or integers" if valkey else \
             "ERR Lua redis lib command arguments must be strings or integers"
         self.no_args = "ERR Please specify at least one argument for this call" if valkey else \
@@ -90,14 +87,12 @@ class Texts:
         server = "Valkey" if valkey else "Redis"
         self.busy_eval = BUSY.format(server=server, kill="SCRIPT")
         self.busy_function = BUSY.format(server=server, kill="FUNCTION")
-        self.killed_eval = "ERR Script killed by user with SCRIPT KILL." + ("" if valkey else "..")
-        self.killed_function = "ERR Script killed by user with FUNCTION KILL." if valkey else self.killed_eval
+        self.killed_eval = self.killed_function = "ERR Script killed by user with SCRIPT KILL..."
 
-    def suffix(self, sha: str, source: bytes, line: Any) -> bytes:
-        where = source + b":" + str(line).encode()
-        if self.valkey:
-            return b" script: on " + where + b"."
-        return b" script: " + sha.encode() + b", on " + where + b"."
+    @staticmethod
+    def suffix(sha: str, source: bytes, line: Any) -> bytes:
+        """`` script: <sha or function>, on <source>:<line>.`` (Redis 7.x and Valkey 8.0 alike)."""
+        return b" script: " + sha.encode() + b", on " + source + b":" + str(line).encode() + b"."
 
 
 class Script:
@@ -137,13 +132,11 @@ def valid_name(name: bytes) -> bool:
 class _Loading:
     """The RunContext of FUNCTION LOAD: collects ``redis.register_function`` calls, stops after 500 ms."""
 
-    def __init__(self, library: Library, valkey: bool) -> None:
+    def __init__(self, library: Library) -> None:
         self.library = library
-        self.valkey = valkey
         self.started = time.monotonic()
         self.resp = 2
         self.call = None
-        self.direct_error: Optional[str] = None  # Valkey answers these without "Error registering functions"
 
     def interrupt(self) -> Optional[str]:
         return "ERR FUNCTION LOAD timeout" if time.monotonic() - self.started > LOAD_TIMEOUT_S else None
@@ -156,10 +149,8 @@ class _Loading:
                 return "unknown flag given"
             known.add(text)
         if not valid_name(name):
-            self.direct_error = BAD_FUNCTION_NAME if self.valkey else None
-            return BAD_FUNCTION_NAME if self.valkey else BAD_LIBRARY_NAME
+            return BAD_LIBRARY_NAME  # functionLibCreateFunction's text (sic) in Redis 7.x and Valkey 8.0
         if name in self.library.functions:
-            self.direct_error = "Function already exists in the library" if self.valkey else None
             return "Function already exists in the library"
         self.library.functions[name] = Function(name, fn, description, frozenset(known), self.library.name)
         return None
@@ -212,7 +203,7 @@ def sha1_of(body: bytes) -> str:
     return hashlib.sha1(body).hexdigest()
 
 
-def parse_shebang(body: bytes, valkey: bool = False) -> Tuple[Optional[frozenset], int, Optional[str]]:
+def parse_shebang(body: bytes) -> Tuple[Optional[frozenset], int, Optional[str]]:
     """``(flags or None for no shebang, shebang length, error)`` as evalExtractShebangFlags."""
     if not body.startswith(b"#!"):
         return None, 0, None
@@ -223,8 +214,6 @@ def parse_shebang(body: bytes, valkey: bool = False) -> Tuple[Optional[frozenset
     if not parts:
         return None, 0, "ERR Invalid engine in script shebang"
     if parts[0] != b"#!lua":
-        if valkey:
-            return None, 0, f"ERR Could not find scripting engine '{parts[0][2:].decode('utf-8', 'replace')}'"
         return None, 0, f"ERR Unexpected engine in script shebang: {parts[0].decode('utf-8', 'replace')}"
     flags: set = set()
     for part in parts[1:]:
@@ -319,7 +308,7 @@ class ScriptEngine:
         script = self.scripts.get(sha)
         if script is not None:
             return sha, script
-        flags, shebang_len, problem = parse_shebang(body, self.texts.valkey)
+        flags, shebang_len, problem = parse_shebang(body)
         if problem:
             raise ScriptError(problem)
         fn, message = self.runtime.compile(body[shebang_len:])
@@ -438,7 +427,6 @@ class FunctionCommands:
         """Load a library into ``target`` (``(libraries, functions)``; default: the server's)."""
         engine = self.engine
         libraries, functions = target if target is not None else (engine.libraries, engine.functions)
-        valkey = engine.texts.valkey
         if not code.startswith(b"#!"):
             raise ScriptError("ERR Missing library metadata")
         end = code.find(b"\n")
@@ -466,7 +454,7 @@ class FunctionCommands:
         if old is not None and not replace:
             raise ScriptError(f"ERR Library '{name.decode('utf-8', 'replace')}' already exists")
         library = Library(name, code)
-        loading = _Loading(library, valkey)
+        loading = _Loading(library)
         runtime = engine.runtime
         ok, result = runtime.load_library(code[end:], loading)  # from the newline: line numbers kept
         if ok is None:
@@ -475,8 +463,6 @@ class FunctionCommands:
         if not ok:
             message = result[b"err"] if runtime.lua_type(result) == "table" else result
             text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
-            if loading.direct_error:
-                raise ScriptError("ERR " + loading.direct_error)
             raise ScriptError(f"ERR Error registering functions: {text}")
         if not library.functions:
             raise ScriptError("ERR No functions registered")

@@ -227,7 +227,8 @@ class ScriptRuntime:
 
     def _set_repl(self, *args: Any) -> Any:
         if len(args) != 1:
-            self._raise(f"ERR {self.api_name}.set_repl() requires two arguments.")
+            self._raise("ERR server.set_repl() requires one argument." if self.valkey else
+                        "ERR redis.set_repl() requires two arguments.")
         number = libs._to_number(args[0])
         if int(number or 0) & ~3:
             self._raise("ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
+from .lua_texts import valkey_8_texts
+
 
 @pytest.fixture
 def busy_pair(pair):
-    if pair.target.kind == "valkey" and pair.profile.server != "valkey":
-        pytest.skip("Valkey's Lua texts are not Redis 7.4's: Lua is compared with the valkey-8.0 profile")
-    pair.same("CONFIG", "SET", "busy-reply-threshold", "100")
+    valkey_8_texts(pair).same("CONFIG", "SET", "busy-reply-threshold", "100")
     _no_clock_sync(pair)
     yield pair
     try:  # a failed test must not leave the shared real server running a script

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from .lua_texts import valkey_8_texts
+
 LIB1 = ("#!lua name=lib1\n"
         "redis.register_function('f1', function(keys, args) return {keys[1], args[1]} end)\n"
         "redis.register_function{function_name='f2', callback=function() return nil + 1 end, flags={'no-writes'},"
@@ -67,9 +69,7 @@ def dict_order(real: Any, fake: Any, pair: Any) -> Any:
 
 @pytest.fixture
 def fpair(pair):
-    if pair.target.kind == "valkey" and pair.profile.server != "valkey":
-        pytest.skip("Valkey's Lua texts are not Redis 7.4's: Lua is compared with the valkey-8.0 profile")
-    pair.same("FUNCTION", "FLUSH")
+    valkey_8_texts(pair).same("FUNCTION", "FLUSH")
     return pair
 
 
