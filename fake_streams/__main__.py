@@ -70,6 +70,7 @@ def _serve(host: str, port: int, version: str, clock_name: str, start_ms: Option
     server = FakeStreamsServer(version=version, clock=clock)
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    server.shutdown_hooks.append(stop.set)  # SHUTDOWN from a client ends the process too
     try:
         try:
             tcp = serve(server, host, port)

@@ -59,3 +59,21 @@ def test_looping_function_is_busy_then_killed(busy_pair):
     runner.read()
     pair.same("FUNCTION", "KILL")
     pair.same("FUNCTION", "FLUSH")
+
+
+def test_shutdown_arguments_and_busy(busy_pair):
+    pair = busy_pair
+    pair.same("SHUTDOWN", "BOGUS")
+    pair.same("SHUTDOWN", "NOSAVE", "SAVE")
+    pair.same("SHUTDOWN", "ABORT", "NOW")
+    pair.same("SHUTDOWN", "ABORT")
+    pair.same("MULTI")
+    pair.same("SHUTDOWN", "NOSAVE")  # not allowed inside a transaction
+    pair.same("EXEC")  # EXECABORT
+    runner = pair.connect()
+    _no_clock_sync(runner)
+    runner.send("EVAL", "while true do end", 0)  # real-time: loops until SCRIPT KILL
+    pair.same("PING")
+    pair.same("SHUTDOWN")  # without NOSAVE: BUSY
+    pair.same("SCRIPT", "KILL")
+    runner.read()

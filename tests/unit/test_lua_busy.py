@@ -103,3 +103,36 @@ def test_sigterm_stops_a_serve_process_running_a_looping_script():
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+def test_shutdown_nosave_stops_a_busy_script_and_the_server():
+    server = FakeStreamsServer(version="7.0")
+    control = server.client()
+    control.config_set("busy-reply-threshold", "50")
+    box = _run_in_thread(server.client(), LOOP_AFTER_WRITE)  # unkillable: only SHUTDOWN NOSAVE ends it
+    wait_until(lambda: _busy(control), "the script to be busy")  # real-time: another thread
+    control.shutdown(nosave=True)  # redis-py expects the connection to drop, as from an exiting server
+    box["thread"].join(WAIT_S)  # real-time: the script stops at its next count hook
+    assert "Script killed by a server shutdown" in str(box["reply"])
+    wait_until(lambda: server.closed, "the server to close")  # real-time: closed in its own thread
+    with pytest.raises(redis.ConnectionError):
+        control.ping()
+
+
+def test_shutdown_from_a_client_ends_a_serve_process():
+    proc = module_process("serve", "--port", "0", "--version", "7.0")
+    try:
+        url = proc.stdout.readline().strip()  # real-time: the first stdout line is the URL, flushed
+        client = redis.Redis.from_url(url)
+        client.config_set("busy-reply-threshold", "50")
+        box = _run_in_thread(redis.Redis.from_url(url), LOOP_AFTER_WRITE)
+        wait_until(lambda: _busy(client), "the served script to be busy")  # real-time: another process
+        client.shutdown(nosave=True)
+        proc.communicate(timeout=WAIT_S * 3)  # real-time: the process exits
+        assert proc.returncode == 0
+        box["thread"].join(WAIT_S)  # real-time: its connection is closed by the exit
+        assert not box["thread"].is_alive()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
