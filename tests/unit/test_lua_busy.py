@@ -86,15 +86,16 @@ def test_below_the_threshold_other_clients_wait_for_the_script():
     server.close()
 
 
-def test_sigterm_stops_a_serve_process_running_a_looping_script():
+def _serve_with_a_busy_script(script: str, stop: Any) -> None:
+    """A ``serve`` process whose client runs ``script`` until busy; ``stop(proc, client)`` must end the process."""
     proc = module_process("serve", "--port", "0", "--version", "7.0")
     try:
         url = proc.stdout.readline().strip()  # real-time: the first stdout line is the URL, flushed
         client = redis.Redis.from_url(url)
         client.config_set("busy-reply-threshold", "50")
-        box = _run_in_thread(redis.Redis.from_url(url), "while true do end")
+        box = _run_in_thread(redis.Redis.from_url(url), script)
         wait_until(lambda: _busy(client), "the served script to be busy")  # real-time: another process
-        proc.send_signal(signal.SIGTERM)
+        stop(proc, client)
         proc.communicate(timeout=WAIT_S * 3)  # real-time: the process exits
         assert proc.returncode == 0
         box["thread"].join(WAIT_S)  # real-time: the client's connection is closed by the exit
@@ -103,6 +104,14 @@ def test_sigterm_stops_a_serve_process_running_a_looping_script():
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+def test_sigterm_stops_a_serve_process_running_a_looping_script():
+    _serve_with_a_busy_script("while true do end", lambda proc, client: proc.send_signal(signal.SIGTERM))
+
+
+def test_shutdown_from_a_client_ends_a_serve_process():
+    _serve_with_a_busy_script(LOOP_AFTER_WRITE, lambda proc, client: client.shutdown(nosave=True))
 
 
 def test_shutdown_nosave_stops_a_busy_script_and_the_server():
@@ -117,22 +126,3 @@ def test_shutdown_nosave_stops_a_busy_script_and_the_server():
     wait_until(lambda: server.closed, "the server to close")  # real-time: closed in its own thread
     with pytest.raises(redis.ConnectionError):
         control.ping()
-
-
-def test_shutdown_from_a_client_ends_a_serve_process():
-    proc = module_process("serve", "--port", "0", "--version", "7.0")
-    try:
-        url = proc.stdout.readline().strip()  # real-time: the first stdout line is the URL, flushed
-        client = redis.Redis.from_url(url)
-        client.config_set("busy-reply-threshold", "50")
-        box = _run_in_thread(redis.Redis.from_url(url), LOOP_AFTER_WRITE)
-        wait_until(lambda: _busy(client), "the served script to be busy")  # real-time: another process
-        client.shutdown(nosave=True)
-        proc.communicate(timeout=WAIT_S * 3)  # real-time: the process exits
-        assert proc.returncode == 0
-        box["thread"].join(WAIT_S)  # real-time: its connection is closed by the exit
-        assert not box["thread"].is_alive()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
