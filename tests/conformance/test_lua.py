@@ -221,6 +221,11 @@ SCRIPTS = {
     # --- stream commands from Lua
     "xadd_xrange": "redis.call('xadd', 's', '1-1', 'f', 'v') return redis.call('xrange', 's', '-', '+')",
     "xadd_error": "redis.call('xadd', 's', '5-1', 'f', 'v') return redis.call('xadd', 's', '1-1', 'f', 'v')",
+    "xread_resp3_map": "redis.setresp(3) redis.call('xadd', 's', '1-1', 'f', 'v') local r = redis.call('xread', 'streams', 's', '0') return {type(r.map), r.map.s[1][1]}",
+    "xread_resp3_passthrough": "redis.setresp(3) redis.call('xadd', 's', '1-1', 'f', 'v') return redis.call('xread', 'streams', 's', '0')",
+    "xinfo_stream_resp3": "redis.setresp(3) redis.call('xadd', 's', '1-1', 'f', 'v') return redis.call('xinfo', 'stream', 's').map['length']",
+    "xgroup_and_readgroup": "redis.call('xadd', 's', '1-1', 'f', 'v') redis.call('xgroup', 'create', 's', 'g', '0') return redis.call('xreadgroup', 'group', 'g', 'c', 'streams', 's', '>')",
+    "xread_block_in_script": "redis.call('xadd', 's', '1-1', 'f', 'v') return redis.pcall('xread', 'block', '0', 'streams', 's', '$')",
     "xlen_pcall_wrongtype": "redis.call('set', 'str', 'x') return redis.pcall('xlen', 'str')",
 }
 
