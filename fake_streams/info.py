@@ -232,11 +232,22 @@ class ServerStats:
         self.__init__()  # type: ignore[misc]
         self.dirty = dirty
 
-    def _stat(self, name: str) -> CommandStat:
+    def command(self, name: str) -> CommandStat:
+        """The ``cmdstat_`` record of ``name`` (created on first use)."""
         stat = self.commands.get(name)
         if stat is None:
             stat = self.commands[name] = CommandStat()
         return stat
+
+    def called_many(self, name: str, n: int, usec: float) -> None:
+        """``n`` successful write calls of ``name`` that took ``usec`` together (a batch of the direct path)."""
+        stat = self.command(name)
+        stat.calls += n
+        stat.usec += usec
+        bits = int(usec / n).bit_length()
+        stat.buckets[bits] = stat.buckets.get(bits, 0) + n
+        self.total_commands += n
+        self.dirty += n
 
     def called(self, name: str, usec: float, error: Optional[str] = None, write: bool = False) -> None:
         """A command ran (top level, in EXEC or from a script): ``error`` is its error reply's text, if any."""
@@ -258,7 +269,7 @@ class ServerStats:
         """A command refused before it ran (arity, NOAUTH, NOPERM, not allowed in MULTI …); ``name`` None:
         unknown command (errorstats only)."""
         if name is not None:
-            self._stat(name).rejected += 1
+            self.command(name).rejected += 1
         self.error_reply(error)
 
     def error_reply(self, error: str) -> None:
@@ -274,8 +285,18 @@ class ServerStats:
             self.errors_disabled = True
 
 
-def command_stat_name(name: str) -> str:
-    """``cmdstat_`` name of a command as fakeredis or the engine names it: ``"xgroup create"`` → ``xgroup|create``."""
+#: Containers served whole by one handler (their subcommand is the first argument): cmdstat names the subcommand.
+WHOLE_CONTAINERS = {"object": frozenset({"encoding", "refcount", "idletime", "freq", "help"})}
+
+
+def command_stat_name(name: str, args: Sequence[Any] = ()) -> str:
+    """``cmdstat_`` name of a command as fakeredis or the engine names it: ``"xgroup create"`` → ``xgroup|create``;
+    ``object`` with ``args[0] == b"ENCODING"`` → ``object|encoding``."""
+    subs = WHOLE_CONTAINERS.get(name)
+    if subs is not None and args:
+        sub = bytes(args[0]).decode("utf-8", "replace").lower()
+        if sub in subs:
+            return f"{name}|{sub}"
     return name.lower().replace(" ", "|")
 
 
@@ -325,7 +346,7 @@ def _elem_len(elem: Any) -> int:
 
 def _stream_bytes(stream: Any) -> int:
     nodes = stream.node_layout()
-    size = _ROBJ + 48 + sum(lp for _, _, _, lp, _ in nodes) + 32 * stream.radix_tree_nodes()
+    size = _ROBJ + 48 + sum(lp for _, _, _, lp, _ in nodes) + 32 * stream.radix_tree_nodes
     for name, group in stream.groups.items():
         size += 120 + len(name) + 72 * len(group.pel)
         for cname in group.consumers:
@@ -429,7 +450,7 @@ class InfoRenderer:
     def _val_clients(self, stats: ServerStats, snap: Snapshot, now_ms: int) -> Dict[str, Any]:
         blocked = list(snap.blocked_clients)
         keys = {(b.db, k) for b in blocked for k in b.keys}
-        nokey = {(b.db, k) for b in blocked if b.command[:1] and bytes(b.command[0]).lower() == b"xreadgroup"
+        nokey = {(b.db, k) for b in blocked if b.argv[:1] and bytes(b.argv[0]).lower() == b"xreadgroup"
                  for k in b.keys}
         timed = sum(1 for b in blocked if b.deadline_ms is not None) + max(0, snap.blocked - len(blocked))
         return {

@@ -23,16 +23,20 @@ module exports below.
 
 from __future__ import annotations
 
-from . import builtin  # noqa: F401  (each module that registers overrides is imported here)
+from . import (
+    builtin,  # noqa: F401  (each module that registers overrides is imported here)
+    server_cmds,  # noqa: F401
+)
 from .access import client_id
 from .backend import Backend, Keyspace, error, to_wire
 from .compat import CONNECTION_ERROR_MSG, FAKEREDIS_VERSION, AsyncConnectionBase, SyncConnectionBase
 from .routing import Router
+from .server_info import snapshot as info_snapshot
 from .socket import attach
 from .tcp import TcpClient
 from .values import StreamValue
 
 __all__ = [
     "AsyncConnectionBase", "Backend", "CONNECTION_ERROR_MSG", "FAKEREDIS_VERSION", "Keyspace", "Router",
-    "StreamValue", "SyncConnectionBase", "TcpClient", "attach", "client_id", "error", "to_wire",
+    "StreamValue", "SyncConnectionBase", "TcpClient", "attach", "client_id", "error", "info_snapshot", "to_wire",
 ]

@@ -9,6 +9,7 @@ fakeredis release that moves something is mended in one place.
 from __future__ import annotations
 
 import importlib.metadata
+from typing import Any
 
 import fakeredis
 import fakeredis.aioredis as _aioredis
@@ -17,6 +18,12 @@ from fakeredis._commands import Signature
 from fakeredis._helpers import NoResponse, SimpleError, SimpleString, compile_pattern
 from fakeredis.model import BaseModel
 
+try:
+    from fakeredis.model._command_info import get_command_info
+except ImportError:  # pragma: no cover - a release without the command table
+
+    def get_command_info(cmd: bytes) -> Any:  # type: ignore[misc]
+        return None
 try:  # fakeredis >= 2.39
     from fakeredis._core import CommandItem
 except ImportError:  # pragma: no cover - fakeredis <= 2.38
@@ -42,5 +49,5 @@ CONNECTION_ERROR_MSG = msgs.CONNECTION_ERROR_MSG
 __all__ = [
     "FAKEREDIS_VERSION", "FLOOR", "AsyncConnectionBase", "AsyncFakeSocket", "BaseModel", "CONNECTION_ERROR_MSG",
     "CommandItem", "FakeServer", "NoResponse", "SKIP_RESP2", "Signature", "SimpleError", "SimpleString",
-    "SyncConnectionBase", "compile_pattern", "msgs",
+    "SyncConnectionBase", "compile_pattern", "get_command_info", "msgs",
 ]

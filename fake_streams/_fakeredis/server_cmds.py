@@ -1,0 +1,85 @@
+"""Server commands fakeredis lacks or answers differently, registered in the override table (:mod:`.overrides`):
+``CONFIG RESETSTAT`` (INFO's counters), ``OBJECT`` (:mod:`fake_streams.objectinfo`).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Tuple
+
+from ..objectinfo import check_subcommand, object_command
+from .compat import SimpleError, SimpleString
+from .overrides import override, signature
+
+_RESETSTAT = signature("config resetstat")
+_OBJECT = signature("object", fixed=1, variadic=True)
+
+
+@override("config resetstat")
+def _config_resetstat(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    return functools.partial(config_resetstat, sock), _RESETSTAT
+
+
+def config_resetstat(sock: Any) -> Any:
+    """``CONFIG RESETSTAT``: commandstats, errorstats and the stat counters back to zero."""
+    sock._sf_session.server.stats.reset()
+    return SimpleString(b"OK")
+
+
+@override("object")
+def _object(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    """As processCommand: an unknown subcommand or a subcommand's wrong arity is refused before the command
+    runs (at queue time in MULTI: EXECABORT), so OBJECT itself only sees well-formed calls."""
+    typed = _typed_argv(sock)
+    if len(typed) >= 2:
+        sub = bytes(typed[1])
+        err = check_subcommand(sub, len(typed))
+        if err is not None:
+            if err.startswith("ERR wrong number"):
+                sock._sf_name = "object " + sub.decode("utf-8", "replace").lower()  # INFO: rejected on object|sub
+            raise SimpleError(err)
+    return functools.partial(object_reply, sock), _OBJECT
+
+
+def _typed_argv(sock: Any) -> list:
+    session = sock._sf_session
+    if session.depth:  # a script's redis.call: only its name and first argument are known here
+        return []
+    return list(sock._sf_fields or ())
+
+
+def object_reply(sock: Any, sub: bytes, *args: bytes) -> Any:
+    """``OBJECT <subcommand> …`` on the socket's database (lock held)."""
+    server = sock._sf_session.server
+    db = sock._db
+    reply, err = object_command(server.profile, sub, list(args), _Lookup(db), _config(sock))
+    if err is not None:
+        raise SimpleError(err)
+    if isinstance(reply, list) and reply and isinstance(reply[0], bytes) and sub.lower() == b"help":
+        return [SimpleString(line) for line in reply]
+    return reply
+
+
+class _Lookup:
+    """A key's value in one fakeredis database, as OBJECT reads it (no access-time update, expired = missing)."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: Any) -> None:
+        self._db = db
+
+    def __call__(self, key: bytes) -> Any:
+        item = self._db.get(key)  # drops an expired key
+        return None if item is None else item.value
+
+
+def _config(sock: Any) -> Callable[[str], Any]:
+    config = sock._server.config
+
+    def get(name: str) -> Any:
+        raw = config.get(name.encode())
+        if isinstance(raw, (bytes, bytearray)):
+            return raw.decode("utf-8", "replace")
+        return raw
+
+    return get
