@@ -1,5 +1,6 @@
 """Server commands fakeredis lacks or answers differently, registered in the override table (:mod:`.overrides`):
-``CONFIG RESETSTAT`` (INFO's counters), ``OBJECT`` (:mod:`fake_streams.objectinfo`).
+``CONFIG RESETSTAT`` (INFO's counters), ``OBJECT`` (:mod:`fake_streams.objectinfo`), and the commands a
+transaction refuses (``CMD_NO_MULTI``: SAVE everywhere, MULTI and WATCH on Valkey), which abort it.
 """
 
 from __future__ import annotations
@@ -83,3 +84,27 @@ def _config(sock: Any) -> Callable[[str], Any]:
         return raw
 
     return get
+
+
+#: ``CMD_NO_MULTI`` commands (besides PSYNC/SYNC/SHUTDOWN) per server kind, with their arity (commands.def).
+_NO_MULTI = {"redis": {"save": 1}, "valkey": {"save": 1, "multi": 1, "watch": -2}}
+NOT_IN_MULTI = "ERR Command not allowed inside a transaction"
+
+
+def _refused_in_multi(sock: Any, name: str) -> bool:
+    """processCommand's ``CMD_NO_MULTI`` check: the command is queued in a transaction, has its arity, and the
+    profile's server refuses it there (``rejectCommand``: the transaction is flagged, EXEC answers EXECABORT)."""
+    if not getattr(sock, "_queueing", sock._transaction is not None) or sock._sf_session.depth:
+        return False
+    arity = _NO_MULTI[sock._sf_session.server.profile.server].get(name)
+    if arity is None:
+        return False
+    argc = len(sock._sf_fields or ())
+    return argc == arity if arity > 0 else argc >= -arity
+
+
+@override("multi", "watch", "save")
+def _no_multi(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    if _refused_in_multi(sock, name):
+        raise SimpleError(NOT_IN_MULTI)
+    return base()
