@@ -25,6 +25,10 @@ except ImportError:  # pragma: no cover - a release without the command table
     def get_command_info(cmd: bytes) -> Any:  # type: ignore[misc]
         return None
 try:  # fakeredis >= 2.39
+    from fakeredis._socket._resp import extract_command
+except ImportError:  # pragma: no cover - fakeredis <= 2.38
+    from fakeredis._basefakesocket import extract_command  # type: ignore[no-redef]
+try:  # fakeredis >= 2.39
     from fakeredis._core import CommandItem
 except ImportError:  # pragma: no cover - fakeredis <= 2.38
     from fakeredis._commands import CommandItem  # type: ignore[no-redef]
@@ -49,5 +53,5 @@ CONNECTION_ERROR_MSG = msgs.CONNECTION_ERROR_MSG
 __all__ = [
     "FAKEREDIS_VERSION", "FLOOR", "AsyncConnectionBase", "AsyncFakeSocket", "BaseModel", "CONNECTION_ERROR_MSG",
     "CommandItem", "FakeServer", "NoResponse", "SKIP_RESP2", "Signature", "SimpleError", "SimpleString",
-    "SyncConnectionBase", "compile_pattern", "get_command_info", "msgs",
+    "SyncConnectionBase", "compile_pattern", "extract_command", "get_command_info", "msgs",
 ]

@@ -48,6 +48,7 @@ from ..commands.xadd_xtrim import xadd as _XADD
 from ..errors import ReplyError
 from ..reply import Status
 from ..stream import Stream
+from . import auth
 from .access import stream_events_sent
 from .backend import error
 from .compat import SimpleError
@@ -116,7 +117,7 @@ def _acl_ok(sock: Any, fake: Any) -> bool:
 
 
 def _acl_open(sock: Any, fake: Any) -> bool:
-    if sock._client_info.get("user") != "default":
+    if sock._client_info.get("user") != "default" or not auth.passed(sock, fake):  # NOAUTH: the dispatch path says it
         return False
     acl = fake.acl._user_acl.get(b"default")
     if acl is None:

@@ -9,6 +9,7 @@ import functools
 from typing import Any, Callable, Tuple
 
 from ..objectinfo import check_subcommand, object_command
+from . import auth
 from .compat import SimpleError, SimpleString
 from .overrides import override, signature
 
@@ -108,3 +109,56 @@ def _no_multi(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tupl
     if _refused_in_multi(sock, name):
         raise SimpleError(NOT_IN_MULTI)
     return base()
+
+
+_AUTH = signature("auth", fixed=1, variadic=True)
+
+
+@override("auth")
+def _auth(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    return functools.partial(auth_reply, sock), _AUTH
+
+
+def auth_reply(sock: Any, *args: bytes) -> Any:
+    """``AUTH [username] password`` (:func:`.auth.auth_command`)."""
+    auth.auth_command(sock, *args)
+    return SimpleString(b"OK")
+
+
+@override("config set")
+def _config_set(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    func, sig = base()
+    return functools.partial(config_set, sock, func), sig
+
+
+def config_set(sock: Any, func: Callable[..., Any], *args: bytes) -> Any:
+    """fakeredis's CONFIG SET, then ``requirepass`` becomes the ``default`` user's password (as the server does)."""
+    reply = func(*args)
+    for i in range(0, len(args) - 1, 2):
+        if bytes(args[i]).lower() == b"requirepass":
+            auth.set_requirepass(sock._server, bytes(args[i + 1]))
+    return reply
+
+
+@override("client setinfo")
+def _client_setinfo(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    """CLIENT SETINFO came with Redis 7.2: on 7.0 it is an unknown subcommand (refused before NOAUTH, so redis-py's
+    handshake goes on before AUTH as against a real 7.0)."""
+    if sock._sf_session.server.profile.name == "7.0":
+        typed = _typed_argv(sock)
+        sub = bytes(typed[1]).decode("utf-8", "replace") if len(typed) > 1 else "setinfo"
+        raise SimpleError(f"ERR unknown subcommand '{sub[:128]}'. Try CLIENT HELP.")
+    return base()
+
+
+@override("acl setuser")
+def _acl_setuser(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    func, sig = base()
+    return functools.partial(acl_setuser, sock, func), sig
+
+
+def acl_setuser(sock: Any, func: Callable[..., Any], username: bytes, *args: bytes) -> Any:
+    """fakeredis's ACL SETUSER, then the user's command rules are kept in order (:func:`.auth.record_setuser`)."""
+    reply = func(username, *args)
+    auth.record_setuser(sock._server, username, list(args))
+    return reply

@@ -29,9 +29,9 @@ import redis.exceptions
 from ..commands.base import CommandSpec
 from ..errors import ReplyError
 from ..info import command_stat_name
-from . import overrides
+from . import auth, overrides
 from .backend import error
-from .compat import AsyncFakeSocket, SimpleError, get_command_info
+from .compat import AsyncFakeSocket, SimpleError, extract_command, get_command_info
 from .routing import _as_bytes, _c_str, unknown_command_args
 from .sessions import AsyncSession, SyncSession
 
@@ -47,6 +47,7 @@ class StreamsSocketMixin:
     _sf_top = False  # inside this socket's own _process_command (INFO's rejected-call count)
     _sf_ran = False  # the current top-level command reached _run_command (so its error is not a rejection)
     _sf_name: Any = None  # the fakeredis name of the current top-level command, once looked up
+    _sf_authenticated = True  # passed AUTH, or connected while ``default`` needed no password (see .auth)
 
     def _process_command(self, fields: Any) -> None:
         session = self._sf_session
@@ -63,12 +64,44 @@ class StreamsSocketMixin:
                     return
             self._sf_fields = fields  # argv as typed (fakeredis lower-cases names): error texts quote it
             self._sf_top, self._sf_ran, self._sf_name = True, False, None
+            if fields and not self._sf_open(fake) and self._sf_refused(fields, session):
+                return
             super()._process_command(fields)  # type: ignore[misc]
         finally:
             self._sf_top = False
             if fake is not None:  # after the command (ACL SETUSER, AUTH, HELLO …): see _GENERATIONS
                 fake._sf_generation = next(_GENERATIONS)
             session.leave()
+
+    def _sf_open(self, fake: Any) -> bool:
+        """Whether nothing can refuse this socket's commands: authenticated as ``default`` and ``default`` can run
+        everything (checked by fakeredis's own rule model). O(1)."""
+        if not self._sf_authenticated or self._client_info.get("user", "default") != "default":
+            return False
+        user = fake.acl._user_acl.get(b"default")
+        return user is None or auth._unrestricted(user)
+
+    def _sf_refused(self, fields: Any, session: Any) -> bool:
+        """:func:`.auth.gate` (NOAUTH, NOPERM) after the checks the server makes first (the command exists and has
+        its arity, else fakeredis answers those): True if it answered the refusal instead of the command."""
+        cmd, args = extract_command(fields)
+        try:
+            _, sig = self._name_to_func(cmd)
+            sig.check_arity(args, self.version)  # type: ignore[attr-defined]
+        except SimpleError:
+            self._sf_name = None
+            return False
+        line = auth.gate(self, list(fields), cmd, session.server.profile)
+        if line is None:
+            return False
+        if cmd == "exec":  # rejectCommand on EXEC: execCommandAbort, the transaction and watches go
+            line = "EXECABORT Transaction discarded because of: " + line
+            if getattr(self, "_transaction", None) is not None:
+                self._exec_abort(line)  # type: ignore[attr-defined]
+        elif getattr(self, "_queueing", True) and getattr(self, "_transaction", None) is not None:
+            self._transaction_failed = True  # rejectCommand: EXEC aborts
+        self.put_response(self._decode_result(SimpleError(line)))  # type: ignore[attr-defined]
+        return True
 
     def _sf_fault(self, faults: Any, session: Any, fields: Any) -> bool:
         """``faults.on_command`` (outside the lock): True if it answered an error instead of the command.
@@ -241,6 +274,9 @@ def attach(sock: Any, server: Any) -> Any:
     sock._sf_fast = collections.deque()  # replies of stream commands run directly (fake_streams.fastpath)
     sock._sf_session = session_cls(sock, server)
     server.stats.connections_received += 1  # INFO total_connections_received
+    fake = sock._server
+    auth.install(fake)
+    sock._sf_authenticated = auth.default_open(fake)
     return sock
 
 
