@@ -162,3 +162,23 @@ def acl_setuser(sock: Any, func: Callable[..., Any], username: bytes, *args: byt
     reply = func(username, *args)
     auth.record_setuser(sock._server, username, list(args))
     return reply
+
+
+@override("swapdb")
+def _swapdb(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    func, sig = base()
+    return functools.partial(swapdb, sock, func), sig
+
+
+def swapdb(sock: Any, func: Callable[..., Any], index1: Any, index2: Any, *rest: Any) -> Any:
+    """fakeredis's SWAPDB, after ``touchAllWatchedKeysInDb`` both ways: a key watched in one of the two databases
+    that exists in either is dirtied (EXEC of its watchers answers nil), as the server does."""
+    dbs = sock._server.dbs  # .get: looking must not create a database (fakeredis's dict makes them on access)
+    first, second = dbs.get(index1), dbs.get(index2)
+    if first is not None and second is not None and first is not second:
+        for emptied, replaced in ((first, second), (second, first)):
+            for key, watchers in list(emptied._watches.items()):
+                if key in emptied._dict or key in replaced._dict:
+                    for watcher in list(watchers):
+                        watcher.notify_watch()
+    return func(index1, index2, *rest)
