@@ -215,6 +215,15 @@ class SideClient:
         self.real = self.fake = self.thread = None
 
 
+def one_clock_made_id(queued: List[List[bytes]]) -> List[List[bytes]]:
+    """One clock-made ID per EXEC at most: Redis 7.0 reads the clock per command, so two XADD * could get different
+    ms on the real side but one on the fake (whose clock is set once, see xadd_clock_hint); later ones get 0-1."""
+    star = [i for i, argv in enumerate(queued) if argv[0] == b"XADD" and b"*" in argv[2:]]
+    for i in star[1:]:
+        queued[i] = [b"0-1" if a == b"*" else a for a in queued[i]]
+    return queued
+
+
 class Divergence(AssertionError):
     """The fake and the real server disagree; the message has the sequence that led there."""
 
@@ -327,17 +336,10 @@ def machine_class(oracle: Any, profile: str, tally: dict) -> type:
             protocol = d(st.sampled_from((2, 3)), label="protocol")
             self.steps += 1
             tally["steps"] += 1
-            if family == "multi":
-                self.transaction(d, protocol)
-                return
-            if family == "select":
-                self.other_db(d, protocol)
-                return
-            if family == "watch":
-                self.watched_transaction(d, protocol)
-                return
-            if family == "block":
-                self.block(d, protocol)
+            compound = {"multi": self.transaction, "select": self.other_db, "watch": self.watched_transaction,
+                        "block": self.block}.get(family)
+            if compound is not None:
+                compound(d, protocol)
                 return
             argv = FAMILIES[family](d, self.world)
             if family != "keyspace" and chance(d, MUTATE_PERCENT):  # damaged stream commands only (fakeredis's
@@ -394,10 +396,7 @@ def machine_class(oracle: Any, profile: str, tally: dict) -> type:
                 self.send(protocol, [b"UNWATCH"])
             queued = [FAMILIES[d(st.sampled_from(MULTI_CHOICES), label="queued family")](d, self.world)
                       for _ in range(d(st.integers(1, 3), label="queued"))]
-            queued = [q for q in queued if not blocks_risk(q)]
-            star = [i for i, argv in enumerate(queued) if argv[0] == b"XADD" and b"*" in argv[2:]]
-            for i in star[1:]:
-                queued[i] = [b"0-1" if a == b"*" else a for a in queued[i]]
+            queued = one_clock_made_id([q for q in queued if not blocks_risk(q)])
             self.send(protocol, [b"MULTI"], sync=False)
             same_kind = self.duo.profile.server == oracle.kind
             for argv in queued:
@@ -430,11 +429,7 @@ def machine_class(oracle: Any, profile: str, tally: dict) -> type:
                     queued.append(draw_xreadgroup(d, self.world, in_multi=True))
                 else:
                     queued.append(FAMILIES[family](d, self.world))
-            # one clock-made ID per EXEC at most: Redis 7.0 reads the clock per command, so two XADD * could get
-            # different ms on the real side but one on the fake (whose clock is set once, see xadd_clock_hint)
-            star = [i for i, argv in enumerate(queued) if argv[0] == b"XADD" and b"*" in argv[2:]]
-            for i in star[1:]:
-                queued[i] = [b"0-1" if a == b"*" else a for a in queued[i]]
+            queued = one_clock_made_id(queued)
             discard = chance(d, 10)
             self.send(protocol, [b"MULTI"], sync=False)
             for argv in queued:
