@@ -182,3 +182,18 @@ def swapdb(sock: Any, func: Callable[..., Any], index1: Any, index2: Any, *rest:
                     for watcher in list(watchers):
                         watcher.notify_watch()
     return func(index1, index2, *rest)
+
+
+@override("reset")
+def _reset(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    func, sig = base()
+    return functools.partial(reset, sock, func), sig
+
+
+def reset(sock: Any, func: Callable[..., Any], *args: Any) -> Any:
+    """fakeredis's RESET, then ``clientSetDefaultAuth``: the client is ``default`` again, authenticated only if
+    ``default`` needs no password now."""
+    reply = func(*args)
+    sock._client_info["user"] = "default"
+    sock._sf_authenticated = auth.default_open(sock._server)
+    return reply

@@ -109,6 +109,18 @@ def test_requirepass_is_enforced_for_new_connections(pair, clients):
     fresh.same("XLEN", "s")
 
 
+def test_reset_drops_the_authentication(pair, clients):
+    admin = clients()
+    admin.same("CONFIG", "SET", "requirepass", "pw")
+    c = clients()
+    c.same("AUTH", "pw")
+    c.same("XADD", "s", "1-1", "f", "v")
+    c.same("RESET")
+    c.same("XLEN", "s")
+    c.same("AUTH", "pw")
+    c.same("XLEN", "s")
+
+
 def test_noauth_inside_multi_and_on_exec(pair, clients):
     admin = clients()
     admin.same("CONFIG", "SET", "requirepass", "pw")
@@ -158,9 +170,9 @@ def test_acl_command_rules_on_stream_commands(pair, clients):
     admin.same("ACL", "SETUSER", "bob", "on", ">pw", "~*", "+@read", "+xgroup|help")
     c = clients()
     c.same("AUTH", "bob", "pw")
-    for argv in [("XLEN", "s"), ("XRANGE", "s", "-", "+"), ("XREAD", "STREAMS", "s", "0"), ("XADD", "s", "*", "f", "v"),
+    for argv in [("XLEN", "s"), ("XRANGE", "s", "-", "+"), ("XREAD", "STREAMS", "s", "0"), ("XADD", "s", "5-1", "f", "v"),
                  ("XGROUP", "CREATE", "s", "g", "0"), ("XGROUP", "HELP"), ("XINFO", "STREAM", "s"), ("SET", "x", "1"),
-                 ("XTRIM", "s", "MAXLEN", "0"), ("AUTH", "default", "x"), ("XADD", "s", "*", "f", "v")]:
+                 ("XTRIM", "s", "MAXLEN", "0"), ("AUTH", "default", "x"), ("XADD", "s", "7-1", "f", "v")]:
         c.same(*argv)
 
 

@@ -56,7 +56,14 @@ from .conftest import FIGURES, derandomized, env_int
 from .duo import Duo, argv_text, wire_protocol
 from .gen_args import CLOCK_MS, FUTURE_MS, KEYS, MISSING_KEY, STRING_KEY, World, chance
 from .gen_commands import FAMILIES, OTHER_DBS, blocks_risk, draw_block, draw_xread, draw_xreadgroup, mutate
-from .known_differences import ORACLE_KIND, ValkeyCounters, lag_normalizer, wrap_commands, xread_plus_normalizer
+from .known_differences import (
+    ORACLE_KIND,
+    ValkeyCounters,
+    lag_normalizer,
+    no_multi_text_normalizer,
+    wrap_commands,
+    xread_plus_normalizer,
+)
 from .open_bugs import open_bug
 
 STEPS = env_int("FAKE_STREAMS_DIFF_STEPS", 10000)
@@ -279,6 +286,8 @@ def machine_class(oracle: Any, profile: str, tally: dict) -> type:
                     norms.append(lag_normalizer(self.counters, argv[2], full=sub == b"STREAM"))
             if self.counters is not None and argv and argv[0].upper() == b"XREAD":
                 norms.append(xread_plus_normalizer(self.counters, protocol, list(argv)))
+            if self.counters is not None and argv and argv[0].upper() in (b"MULTI", b"WATCH"):
+                norms.append(no_multi_text_normalizer(self.counters))
             return norms
 
         def send(self, protocol: int, argv: List[bytes], sync: bool = True, check: bool = False,
