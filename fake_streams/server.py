@@ -362,6 +362,12 @@ class FakeStreamsServer:
         return self._info.render(sections, self.stats, snap, self.clock.now_ms())
 
     # ---------------------------------------------------------------------------- management
+    def set_requirepass(self, password: Optional[str]) -> None:
+        """As ``CONFIG SET requirepass password`` (None or "" = none): connections made from now on must AUTH
+        (``NOAUTH Authentication required.`` until they do); connections already made stay authenticated."""
+        with self.backend.lock:
+            _fakeredis.set_requirepass(self.backend.fake, (password or "").encode(), config=True)
+
     def flushall(self) -> None:
         """Drop every key of every database (like FLUSHALL; WATCHers are dirtied, blocked XREADGROUP released)."""
         with self.backend.lock:

@@ -28,6 +28,7 @@ from . import (
     server_cmds,  # noqa: F401
 )
 from .access import client_id
+from .auth import set_requirepass
 from .backend import Backend, Keyspace, error, to_wire
 from .compat import CONNECTION_ERROR_MSG, FAKEREDIS_VERSION, AsyncConnectionBase, SyncConnectionBase
 from .routing import Router
@@ -38,5 +39,5 @@ from .values import StreamValue
 
 __all__ = [
     "AsyncConnectionBase", "Backend", "CONNECTION_ERROR_MSG", "FAKEREDIS_VERSION", "Keyspace", "Router",
-    "StreamValue", "SyncConnectionBase", "TcpClient", "attach", "client_id", "error", "info_snapshot", "to_wire",
+    "StreamValue", "SyncConnectionBase", "TcpClient", "attach", "client_id", "error", "info_snapshot", "set_requirepass", "to_wire",
 ]

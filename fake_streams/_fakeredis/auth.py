@@ -68,8 +68,11 @@ def passed(sock: Any, fake: Any) -> bool:
     return bool(getattr(sock, "_sf_authenticated", True)) or default_open(fake)
 
 
-def set_requirepass(fake: Any, password: bytes) -> None:
-    """``ACLUpdateDefaultUserPassword``: ``resetpass``, then ``>password`` (or ``nopass`` for an empty one)."""
+def set_requirepass(fake: Any, password: bytes, config: bool = False) -> None:
+    """``ACLUpdateDefaultUserPassword``: ``resetpass``, then ``>password`` (or ``nopass`` for an empty one);
+    ``config``: also store it as CONFIG GET requirepass shows it (what CONFIG SET itself does)."""
+    if config:
+        fake.config[b"requirepass"] = password
     user = fake.acl.get_user_acl(b"default")
     user._passwords.clear()
     if password:

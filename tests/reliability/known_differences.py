@@ -74,7 +74,7 @@ class ValkeyCounters:
 
     def __init__(self) -> None:
         self._groups: Dict[int, Tuple[Any, int]] = {}  # id(group) -> (group kept alive, counter)
-        self.hits: Dict[str, int] = {"lag/entries-read": 0, "xread-plus-0-0": 0}
+        self.hits: Dict[str, int] = {"lag/entries-read": 0, "xread-plus-0-0": 0, "no-multi-text": 0}
 
     def entries_read(self, group: Any) -> int:
         held = self._groups.get(id(group))
