@@ -24,12 +24,13 @@ two documented differences of known_differences.py, each accepted only where the
 model's value; open bugs of open_bugs.py (counted).
 
 Oracles: Redis 7.0.15 ↔ profile "7.0", Valkey 9.1.2 ↔ profile "7.4" (FAKE_STREAMS_DIFF_ALL_PROFILES=1 adds
-Valkey 9.1.2 ↔ "valkey-8.0"). Size: FAKE_STREAMS_DIFF_STEPS steps per oracle (default 10,000, so 20,000 per
-run: about 2 minutes per oracle here); derandomized in CI. A long run, 20,000 steps against each server::
+Valkey 9.1.2 ↔ "valkey-8.0"). Size: FAKE_STREAMS_DIFF_STEPS steps per oracle (default 10,000 in the full run,
+so 20,000 per run; 1,000 in the fast loop); derandomized in CI. A long run, 20,000 steps against each server
+(about 4 minutes per server on this machine)::
 
     FAKE_STREAMS_DIFF_STEPS=20000 python -m pytest tests/reliability/test_stateful_differential.py -k stateful
 
-(about 4 minutes per oracle on this machine; set FAKE_STREAMS_DIFF_STEPS=300 for a quick local loop). A failure shows the command sequence
+A failure shows the command sequence
 (the transcript; shrunk locally, not in CI) with both replies; FAKE_STREAMS_DIFF_TRANSCRIPT=path appends
 whole failing transcripts to a file.
 """
@@ -51,6 +52,7 @@ from tests.conformance.conftest import TARGETS, oracle_of
 from tests.conformance.oracles import protocol_kwargs
 from tests.conformance.pair import Side
 from tests.conformance.replies import Err, times, translate
+from tests.support.budget import budget
 
 from .conftest import FIGURES, derandomized, env_int
 from .duo import Duo, argv_text, wire_protocol
@@ -66,7 +68,7 @@ from .known_differences import (
 )
 from .open_bugs import open_bug
 
-STEPS = env_int("FAKE_STREAMS_DIFF_STEPS", 10000)
+STEPS = env_int("FAKE_STREAMS_DIFF_STEPS", budget(fast=1000, full=10000))
 STEPS_PER_EXAMPLE = env_int("FAKE_STREAMS_DIFF_STEPS_PER_EXAMPLE", 50)
 
 #: relative frequency of each command family in a step ("multi" = a MULTI … EXEC block)
