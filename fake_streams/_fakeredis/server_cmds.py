@@ -175,10 +175,13 @@ def swapdb(sock: Any, func: Callable[..., Any], index1: Any, index2: Any, *rest:
     that exists in either is dirtied (EXEC of its watchers answers nil), as the server does."""
     dbs = sock._server.dbs  # .get: looking must not create a database (fakeredis's dict makes them on access)
     first, second = dbs.get(index1), dbs.get(index2)
-    if first is not None and second is not None and first is not second:
+    if index1 != index2:
         for emptied, replaced in ((first, second), (second, first)):
+            if emptied is None:  # never used: no keys, no watchers
+                continue
+            keys = replaced._dict if replaced is not None else {}
             for key, watchers in list(emptied._watches.items()):
-                if key in emptied._dict or key in replaced._dict:
+                if key in emptied._dict or key in keys:
                     for watcher in list(watchers):
                         watcher.notify_watch()
     return func(index1, index2, *rest)

@@ -61,3 +61,20 @@ def test_refused_commands_with_a_wrong_arity_give_the_arity_error(pair):
     pair.same("WATCH", "a")  # outside MULTI: fine
     pair.same("MULTI")
     pair.same("DISCARD")
+
+
+def test_swapdb_dirties_the_watched_keys_of_both_databases(pair):
+    """touchAllWatchedKeysInDb: a key watched in one of the swapped databases that exists in either is dirtied
+    (also when the other database was never used)."""
+    other = pair.connect()
+    pair.same("XADD", "s", "1-1", "f", "v")
+    pair.same("WATCH", "s")
+    other.same("SWAPDB", "0", "7")
+    pair.same("MULTI")
+    pair.same("XLEN", "s")
+    pair.same("EXEC")  # nil
+    pair.same("WATCH", "nokey")  # exists in neither: not dirtied
+    other.same("SWAPDB", "0", "7")
+    pair.same("MULTI")
+    pair.same("XLEN", "s")
+    pair.same("EXEC")

@@ -20,7 +20,7 @@ Time: the fake's ManualClock is set to the real server's ``TIME`` before each co
 to the ms of the ID the real server just made (``xadd_clock_hint``), so IDs are identical on both sides and
 compared exactly. Normalised, and only these: idle/seen/active/delivery times within the tolerance
 (``replies.times``; 20 ms plus the measured clock uncertainty, see duo.py); on the Valkey oracle only, the
-two documented differences of known_differences.py, each accepted only where the real reply equals the
+documented differences of known_differences.py, each accepted only where the real reply equals the
 model's value; open bugs of open_bugs.py (counted).
 
 Oracles: Redis 7.0.15 ↔ profile "7.0", Valkey 9.1.2 ↔ profile "7.4" (FAKE_STREAMS_DIFF_ALL_PROFILES=1 adds
