@@ -11,7 +11,10 @@ each imports only those above it):
 * :mod:`.access` — what sessions do on a fakeredis socket (client id, protocol, reply queue, kill, events);
 * :mod:`.routing` — which names the engine serves, with fakeredis signatures carrying the Redis arity;
 * :mod:`.overrides` — the table of non-stream commands served by us instead of fakeredis
-  (:mod:`.builtin`: HELLO, INFO, CLIENT UNBLOCK, COPY);
+  (:mod:`.builtin`: HELLO, INFO, CLIENT UNBLOCK, COPY; :mod:`.server_cmds`: OBJECT, CONFIG RESETSTAT, AUTH,
+  transaction refusals, SWAPDB …);
+* :mod:`.auth` — NOAUTH / NOPERM for every command before it runs (requirepass, ACL rules and key patterns);
+* :mod:`.server_info` — what INFO needs from fakeredis's state (:mod:`fake_streams.info` renders it);
 * :mod:`.sessions` — one connection as the server sees it (sync and asyncio), parked replies;
 * :mod:`.socket` — the socket mixin on the dispatch seam ``_name_to_func`` and :func:`attach`;
 * :mod:`.fastpath` — the direct path of redis-py connections for stream commands (no RESP, no dispatch);

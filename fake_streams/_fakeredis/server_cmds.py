@@ -1,6 +1,12 @@
 """Server commands fakeredis lacks or answers differently, registered in the override table (:mod:`.overrides`):
-``CONFIG RESETSTAT`` (INFO's counters), ``OBJECT`` (:mod:`fake_streams.objectinfo`), and the commands a
-transaction refuses (``CMD_NO_MULTI``: SAVE everywhere, MULTI and WATCH on Valkey), which abort it.
+
+* ``CONFIG RESETSTAT`` — INFO's counters back to zero (:class:`fake_streams.info.ServerStats`);
+* ``OBJECT`` — ENCODING / REFCOUNT / IDLETIME / FREQ / HELP (:mod:`fake_streams.objectinfo`), an unknown
+  subcommand or a wrong arity refused before it runs (EXECABORT in MULTI);
+* ``SAVE`` everywhere, ``MULTI`` and ``WATCH`` on Valkey — ``CMD_NO_MULTI``: refused inside MULTI, which aborts;
+* ``AUTH``, ``CONFIG SET requirepass``, ``ACL SETUSER`` (rules kept in order), ``RESET`` — see :mod:`.auth`;
+* ``CLIENT SETINFO`` — an unknown subcommand on Redis 7.0 (it came with 7.2);
+* ``SWAPDB`` — dirties the watched keys of both databases first (``touchAllWatchedKeysInDb``).
 """
 
 from __future__ import annotations
