@@ -302,6 +302,14 @@ def busy_answer(sock: Any, fields: Any) -> Optional[Any]:
     return SimpleError(text) if is_error else SimpleString(text.encode())
 
 
+def script_counts(fake: Any) -> Tuple[int, int, int]:
+    """INFO's ``number_of_cached_scripts``, ``number_of_functions``, ``number_of_libraries``. O(1)."""
+    engine = getattr(fake, "_sf_scripts", None)
+    if engine is None:
+        return 0, 0, 0
+    return len(engine.scripts), len(engine.functions), len(engine.libraries)
+
+
 def abort_scripts(fake: Any) -> None:
     """Server shutdown: a running script stops at its next count hook (even one that wrote)."""
     engine = getattr(fake, "_sf_scripts", None)

@@ -173,3 +173,14 @@ def test_dump_of_code_lzf_cannot_shorten(fpair):
     # LZF cannot shorten this code by 4 bytes, so it is stored plain: the same bytes, CRC64 included
     fpair.same("FUNCTION", "LOAD", "#!lua name=s\nredis.register_function('s', function() return 1 end)")
     fpair.same("FUNCTION", "DUMP")
+
+
+def test_info_counts_scripts_and_functions(fpair):
+    from .oracles import parse_info
+
+    fpair.same("SCRIPT", "LOAD", "return 1")
+    fpair.same("EVAL", "return 2", 0)
+    fpair.same("FUNCTION", "LOAD", LIB1)
+    fields = ("number_of_cached_scripts", "number_of_functions", "number_of_libraries")
+    real, fake = parse_info(fpair.real("INFO", "memory")), parse_info(fpair.fake("INFO", "memory"))
+    assert [real.get(f) for f in fields] == [fake.get(f) for f in fields] == ["2", "2", "1"]
