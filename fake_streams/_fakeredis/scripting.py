@@ -31,6 +31,17 @@ except ImportError:  # pragma: no cover - older fakeredis
         return False
 
 _NO_SCRIPT = "s"  # fakeredis's FLAG_NO_SCRIPT
+#: fakeredis's blocking commands; Redis 7.0 refuses all but BLMPOP/BZMPOP in scripts (NOSCRIPT), 7.2+ and
+#: Valkey 8.0 none (commands/*.json)
+_BLOCKING = frozenset({"blpop", "brpop", "brpoplpush", "blmove", "bzpopmin", "bzpopmax", "blmpop", "bzmpop"})
+_BLOCKING_IN_7_0 = frozenset({"blmpop", "bzmpop"})
+
+
+def _blocking_allowed(name: str, profile: Any) -> bool:
+    return name in _BLOCKING_IN_7_0 or profile.server == "valkey" or \
+        tuple(int(p) for p in profile.redis_version.split(".")[:2]) >= (7, 2)
+
+
 #: commands whose RESP3 reply is a set (fakeredis builds a list for them)
 _SET_REPLIES = frozenset({"smembers", "sinter", "sunion", "sdiff"})
 
@@ -110,12 +121,20 @@ class SocketHost:
             sig.check_arity(args, sock.version)
         except SimpleError:
             return False, texts.arity, False
-        if _NO_SCRIPT in sig.flags:
+        blocking = name in _BLOCKING
+        if _NO_SCRIPT in sig.flags and not (blocking and _blocking_allowed(name, sock._sf_session.server.profile)):
             return False, texts.noscript_cmd, False
         write = is_write_command(sig.name.replace(" ", "|").encode()) or is_write_command(sig.name.encode())
         if read_only and write:
             return False, texts.ro_write, False
-        result = sock._run_command(func, sig, list(args), True)
+        if blocking:  # from a script a blocking command never blocks: it answers as if its timeout had passed
+            saved, sock._in_transaction = sock._in_transaction, True  # fakeredis's _blocking returns at once then
+            try:  # (from_script=False: fakeredis's own no-script flag was judged above, by the profile's rule)
+                result = sock._run_command(func, sig, list(args), False)
+            finally:
+                sock._in_transaction = saved
+        else:
+            result = sock._run_command(func, sig, list(args), True)
         if sock._script_resp == 3 and isinstance(result, list) and name in _SET_REPLIES:
             result = _SetReply(result)  # fakeredis answers a list where the server sends a RESP3 set
         if isinstance(result, SimpleError):

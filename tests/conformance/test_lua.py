@@ -8,12 +8,9 @@ Valkey 9.1 is compared with the valkey-8.0 profile only: its Lua texts are not R
 
 from __future__ import annotations
 
-import hashlib
-
 import pytest
 
 from .lua_texts import valkey_8_texts
-from .replies import expected_err
 
 SCRIPTS = {
     # --- reply conversion Lua -> RESP
@@ -151,6 +148,9 @@ SCRIPTS = {
     "watch_in_script": "return redis.call('watch', 'k')",
     "subscribe_in_script": "return redis.call('subscribe', 'ch')",
     "blpop_in_script": "return redis.call('blpop', 'nolist', 0)",
+    "blpop_in_script_with_data": "redis.call('rpush', 'l', 'a') return redis.pcall('blpop', 'l', 0)",
+    "blmpop_in_script": "return {redis.call('blmpop', 0, 1, 'nolist', 'LEFT')}",
+    "bzpopmin_in_script": "return redis.pcall('bzpopmin', 'nozset', 0)",
     "select_in_script": "redis.call('select', 1) redis.call('set', 'k', 'db1') return redis.call('get', 'k')",
     "mixed_case_command": "redis.call('SeT', 'k', 'v') return redis.call('GET', 'k')",
     "call_with_float_arg": "return redis.call('incrbyfloat', 'f', 1.5)",
@@ -232,10 +232,6 @@ SCRIPTS = {
 
 #: scripts whose reply shows the interpreter's table order (pairs/next): Valkey's Lua hashes strings its own way
 TABLE_ORDER = {"hash_order_cjson", "hash_order_pairs", "cjson_decode_order", "msgpack_map_order"}
-#: Valkey runs blocking commands inside scripts (without blocking); the fake refuses them as Redis 7.0 does
-VALKEY_RUNS_BLOCKING = {"blpop_in_script"}
-
-
 def _case(value):
     return value if isinstance(value, tuple) else (value, [], [])
 
@@ -252,13 +248,6 @@ def test_script(lua_pair, name):
     valkey = lua_pair.target.kind == "valkey"
     if valkey and name in TABLE_ORDER:
         lua_pair.loosely(*argv_all, reason="Valkey's Lua hashes strings differently: another pairs/next order")
-    elif valkey and name in VALKEY_RUNS_BLOCKING:
-        sha = hashlib.sha1(body.encode()).hexdigest()
-        with lua_pair.known_difference("valkey-9.1", "Valkey (8.0 too: no NOSCRIPT flag) runs blocking commands in "
-                                       "scripts without blocking; the fake refuses them as Redis 7.0 does",
-                                       expected=expected_err("ERR This Redis command is not allowed from script "
-                                                             f"script: {sha}, on @user_script:1.")):
-            lua_pair.same(*argv_all)
     else:
         lua_pair.same(*argv_all)
 
