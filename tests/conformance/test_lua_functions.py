@@ -178,6 +178,7 @@ def test_dump_of_code_lzf_cannot_shorten(fpair):
 def test_info_counts_scripts_and_functions(fpair):
     from .oracles import parse_info
 
+    fpair.same("SCRIPT", "FLUSH")  # the real server keeps its script cache across tests (FLUSHALL spares it)
     fpair.same("SCRIPT", "LOAD", "return 1")
     fpair.same("EVAL", "return 2", 0)
     fpair.same("FUNCTION", "LOAD", LIB1)
