@@ -17,7 +17,7 @@ import importlib.resources
 import logging
 from typing import Any, Optional, Tuple
 
-from . import libs
+from . import bitop, cjson, cmsgpack, libs, structlib
 
 LOGGER = logging.getLogger("fake_streams.lua")
 _LOG_LEVELS = {0: logging.DEBUG, 1: logging.INFO, 2: logging.INFO, 3: logging.WARNING}
@@ -70,10 +70,10 @@ class ScriptRuntime:
         api_helpers = self.lua.eval("function() return function() return {} end, function(v) return type(v) end end")
         self._new_table_fn, self._lua_type_fn = api_helpers()
         new_table, lua_type = self._new_table_fn, self._lua_type
-        self.cjson = libs.CJson(new_table, lua_type)
-        self.msgpack = libs.CMsgpack(new_table, lua_type)
-        self.bit = libs.Bit(lua_type)
-        self.struct = libs.Struct(lua_type)
+        self.cjson = cjson.CJson(new_table, lua_type)
+        self.msgpack = cmsgpack.CMsgpack(new_table, lua_type)
+        self.bit = bitop.Bit(lua_type)
+        self.struct = structlib.Struct(lua_type)
         raising = self._raising
         callbacks = {
             b"unwrap": _unwrap,
