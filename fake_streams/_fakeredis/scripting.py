@@ -18,6 +18,7 @@ from typing import Any, Callable, List, Optional, Tuple
 from ..lua import convert
 from ..lua.engine import ScriptEngine, ScriptError
 from ..reply import Status
+from . import auth
 from .compat import SimpleError, SimpleString
 from .overrides import override, signature
 
@@ -91,6 +92,27 @@ class SocketHost:
     def set_running(self, running: bool) -> None:
         self.sock._server._sf_script_running = running
 
+    def acl_check(self, argv: List[bytes]) -> Optional[bool]:
+        sock = self.sock
+        name, _ = self._command_name(argv)
+        try:
+            func, _ = sock._name_to_func(name)
+        except SimpleError:
+            return None
+        if func is None:
+            return None
+        return auth.gate(sock, argv, name, sock._sf_session.server.profile) is None
+
+    @staticmethod
+    def _command_name(argv: List[bytes]) -> Tuple[str, List[bytes]]:
+        """fakeredis's name for ``argv`` (a container joined with its subcommand) and the arguments after it."""
+        name = argv[0].decode("utf-8", "replace").lower()
+        args = argv[1:]
+        if name in COMMANDS_WITH_SUB and args:
+            name += " " + args[0].decode("utf-8", "replace").lower()
+            args = args[1:]
+        return name, args
+
     def threshold_ms(self) -> int:
         config = getattr(self.sock._server, "config", {})
         for name in (b"busy-reply-threshold", b"lua-time-limit"):
@@ -105,11 +127,7 @@ class SocketHost:
     def call(self, argv: List[bytes], read_only: bool) -> Tuple[bool, Any, bool]:
         sock = self.sock
         texts = _engine(sock).texts
-        name = argv[0].decode("utf-8", "replace").lower()
-        args = argv[1:]
-        if name in COMMANDS_WITH_SUB and args:
-            name += " " + args[0].decode("utf-8", "replace").lower()
-            args = args[1:]
+        name, args = self._command_name(argv)
         sock._sf_script_argv = argv[:2]
         try:
             func, sig = sock._name_to_func(name)
@@ -124,6 +142,9 @@ class SocketHost:
         blocking = name in _BLOCKING
         if _NO_SCRIPT in sig.flags and not (blocking and _blocking_allowed(name, sock._sf_session.server.profile)):
             return False, texts.noscript_cmd, False
+        refusal = auth.gate(sock, argv, name, sock._sf_session.server.profile)
+        if refusal is not None:  # scriptVerifyACL
+            return False, _script_acl_text(refusal, sock._sf_session.server.profile), False
         write = is_write_command(sig.name.replace(" ", "|").encode()) or is_write_command(sig.name.encode())
         if read_only and write:
             return False, texts.ro_write, False
@@ -140,6 +161,25 @@ class SocketHost:
         if isinstance(result, SimpleError):
             return False, result.value.encode() if isinstance(result.value, str) else result.value, write
         return True, _from_fakeredis(result), write
+
+
+_ACL_7_0 = {  # Redis 7.0's getAclErrorMessage, after "The user executing the script "
+    "this user has no permissions to run the": "can't run this command or subcommand",
+    "this user has no permissions to access one of the keys": "can't access at least one of the keys mentioned in the "
+                                                               "command arguments",
+    "this user has no permissions to access one of the channels": "can't publish to the channel mentioned in the "
+                                                                   "command",
+}
+
+
+def _script_acl_text(refusal: str, profile: Any) -> str:
+    """The script's error for a command its user may not run (``auth.gate``'s NOPERM text at the top level)."""
+    text = refusal[len("NOPERM "):] if refusal.startswith("NOPERM ") else refusal
+    if profile.name == "7.0":
+        for start, reason in _ACL_7_0.items():
+            if text.startswith(start):
+                return "ERR The user executing the script " + reason
+    return "ERR ACL failure in script: " + text
 
 
 def _from_fakeredis(value: Any) -> Any:

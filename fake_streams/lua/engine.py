@@ -60,6 +60,9 @@ class Host(Protocol):
     def set_running(self, running: bool) -> None:
         """A script starts / ends (the direct stream path steps aside while one runs)."""
 
+    def acl_check(self, argv: List[bytes]) -> Optional[bool]:
+        """``redis.acl_check_cmd``: whether the script's user may run ``argv``; None for an unknown command."""
+
 
 class Texts:
     """The profile's script error texts (Redis 7.x or Valkey)."""
@@ -282,7 +285,8 @@ class ScriptEngine:
              function: Any = None, command: Optional[List[bytes]] = None) -> Any:
         runtime = self.runtime
         running = Running(self, host, function is None, function.name if function else b"", command)
-        context = RunContext(lambda args: self._call(runtime, running, context, args, read_only), running.interrupt)
+        context = RunContext(lambda args: self._call(runtime, running, context, args, read_only), running.interrupt,
+                             host.acl_check)
         host.set_script_resp(2)
         with self._state:
             self.running = running

@@ -33,9 +33,10 @@ def load_lupa() -> Any:
 class RunContext:
     """What a running script's callbacks need; the engine makes one per script run."""
 
-    def __init__(self, call: Any, interrupt: Any) -> None:
-        self.call = call  # (args: tuple of Lua values, raise_error: bool) -> (ok, lua value or error table)
+    def __init__(self, call: Any, interrupt: Any, acl_check: Any = None) -> None:
+        self.call = call  # (args: tuple of Lua values) -> (ok, lua value or error table)
         self.interrupt = interrupt  # () -> Optional[str]: the error text to stop with, or None
+        self.acl_check = acl_check  # (argv: List[bytes]) -> Optional[bool]: permitted; None: no such command
         self.resp = 2  # redis.setresp
 
 
@@ -187,9 +188,20 @@ class ScriptRuntime:
         return table
 
     def _acl_check_cmd(self, *args: Any) -> Any:
+        """``redis.acl_check_cmd(command, args…)``: whether the script's user may run it (keys included)."""
         if not args:
-            self._raise("ERR Please specify at least one argument for this redis lib call")
-        return True
+            self._raise("ERR Please specify at least one argument for this call" if self.valkey else
+                        "ERR Please specify at least one argument for this redis lib call")
+        argv = [a if isinstance(a, bytes) else libs.fmt_g(a, 17) for a in args
+                if isinstance(a, bytes) or (isinstance(a, (int, float)) and not isinstance(a, bool))]
+        if len(argv) != len(args):
+            self._raise("ERR Command arguments must be strings or integers" if self.valkey else
+                        "ERR Lua redis lib command arguments must be strings or integers")
+        context = self.context
+        permitted = context.acl_check(argv) if context is not None and context.acl_check is not None else True
+        if permitted is None:
+            self._raise(f"ERR Invalid command passed to {self.api_name}.acl_check_cmd()")
+        return permitted
 
     def _sha1hex(self, *args: Any) -> bytes:
         if len(args) != 1:

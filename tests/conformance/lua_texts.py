@@ -19,7 +19,7 @@ from typing import Any
 
 from .replies import Err, expected_err
 
-_SUFFIX = re.compile(r" script: (.*?), on (@user_(?:script|function):\d+)\.$")
+_SUFFIX = re.compile(r" script: ([^ ]+), on (@user_(?:script|function):\d+)\.$")  # a sha / name has no space
 _RULES = [
     (re.compile(r"^ERR This Valkey command is not allowed from script"), "ERR This Redis command is not allowed from script"),
     (re.compile(r"^ERR Script killed by user with (?:SCRIPT|FUNCTION) KILL\. script:"),

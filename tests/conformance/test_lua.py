@@ -306,3 +306,17 @@ def test_evalsha_is_case_insensitive_and_script_load_errors(lua_pair):
     lua_pair.same("SCRIPT", "LOAD", "if")
     lua_pair.same("SCRIPT", "LOAD", "#!lua flags=bogus\nreturn 1")
     lua_pair.same("EVALSHA_RO", sha, 0)
+
+
+def test_acl_inside_scripts(lua_pair):
+    lua_pair.same("ACL", "SETUSER", "luauser", "on", ">pw", "+@all", "-set", "~k*")
+    user = lua_pair.connect()
+    user.same("AUTH", "luauser", "pw")
+    user.same("EVAL", "return redis.call('set', 'k1', 'v')", 0)
+    user.same("EVAL", "return redis.call('get', 'other')", 0)
+    user.same("EVAL", "return redis.pcall('set', 'k1', 'v')", 0)
+    user.same("EVAL", "return {redis.acl_check_cmd('set', 'k1', 'v'), redis.acl_check_cmd('get', 'k1')}", 0)
+    user.same("EVAL", "return redis.acl_check_cmd('get', 'zzz')", 0)
+    user.same("EVAL", "return redis.acl_check_cmd('nosuch')", 0)
+    user.same("EVAL", "return redis.call('get', 'k1')", 0)
+    lua_pair.real("ACL", "DELUSER", "luauser")  # the real server outlives the test (fakeredis answers +OK, not :1)
