@@ -21,13 +21,12 @@ sizes equals the group PEL size.
 
 from __future__ import annotations
 
-from operator import attrgetter
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 from sortedcontainers import SortedDict
 
 from .idindex import IdMap
-from .ids import MIN_ID, StreamID, remember_keys
+from .ids import MIN_ID, StreamID, key_of
 
 if TYPE_CHECKING:
     from .stream import Stream
@@ -36,10 +35,12 @@ if TYPE_CHECKING:
 INVALID_ENTRIES_READ = -1
 #: ``active_time`` of a consumer that never read or claimed successfully.
 NEVER_ACTIVE = -1
-_owner = attrgetter("consumer")
 _new_object = object.__new__
-#: deliveries of at most this many entries note their IDs for the XACK that usually follows (ids.remember_keys)
-_REMEMBER_MAX = 1024
+#: deliveries of at most this many entries note their IDs for the XACK that usually follows
+#: (:meth:`ConsumerGroup.delivered_keys`)
+REMEMBER_MAX = 1024
+#: a group forgets every delivery it noted once they hold more than this many IDs (bounded memory, O(1) amortized)
+RECENT_MAX = 16384
 
 
 class PendingEntry:
@@ -54,6 +55,21 @@ class PendingEntry:
         self.delivery_count = delivery_count
         self.consumer = consumer  # owner; None only transiently (XCLAIM FORCE before assignment)
         self.id_bytes = id_bytes  # the entry ID's wire form b"<ms>-<seq>"
+
+    @classmethod
+    def delivered(cls, now_ms: int, consumer: Consumer, encs: List[bytes]) -> List[PendingEntry]:
+        """``PendingEntry(now_ms, 1, consumer, enc)`` for each of ``encs``, without a Python-level ``__init__``
+        call each (a batch delivery). O(k)."""
+        out = []
+        append = out.append
+        for enc in encs:
+            nack: PendingEntry = _new_object(cls)
+            nack.delivery_time = now_ms
+            nack.delivery_count = 1
+            nack.consumer = consumer
+            nack.id_bytes = enc
+            append(nack)
+        return out
 
     def idle(self, now_ms: int) -> int:
         """Milliseconds since the last delivery, never negative."""
@@ -78,23 +94,57 @@ class Consumer:
         self.name = name
         self.seen_time = now_ms  # last attempted read/claim
         self.active_time = NEVER_ACTIVE  # last successful read/claim (R7.2+)
-        self.pel = IdMap()
+        self.pel: IdMap[PendingEntry] = IdMap()
 
     def __repr__(self) -> str:
         return f"Consumer(name={self.name!r}, pending={len(self.pel)}, seen_time={self.seen_time}, active_time={self.active_time})"
 
 
 class ConsumerGroup:
-    """``streamCG``: delivery cursor, pending entries and consumers of one group."""
+    """``streamCG``: delivery cursor, pending entries and consumers of one group.
 
-    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers")
+    It also notes the IDs of its recent deliveries (at most :data:`REMEMBER_MAX` each): an XACK naming
+    what a consumer just read gets their keys from :meth:`delivered_keys` instead of parsing them.
+    """
+
+    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers", "_recent", "_recent_size")
 
     def __init__(self, name: bytes, last_id: StreamID, entries_read: int = INVALID_ENTRIES_READ) -> None:
         self.name = name
         self.last_id = last_id  # "last-delivered-id"
         self.entries_read = entries_read  # INVALID_ENTRIES_READ = unknown
-        self.pel = IdMap()
-        self.consumers: SortedDict = SortedDict()
+        self.pel: IdMap[PendingEntry] = IdMap()
+        self.consumers: SortedDict[bytes, Consumer] = SortedDict()
+        # recent deliveries: first wire ID → (the wire IDs, their keys); _recent_size counts the IDs
+        self._recent: Dict[bytes, Tuple[List[bytes], List[int]]] = {}
+        self._recent_size = 0
+
+    # ------------------------------------------------------ delivered IDs
+    def _remember(self, encs: List[bytes], keys: List[int]) -> None:
+        """Note that the wire IDs ``encs`` (canonical, ascending, distinct, at least one) have the ``keys``; both
+        lists are kept as they are (the caller does not change them afterwards). O(1) amortized."""
+        if self._recent_size > RECENT_MAX:
+            self._recent.clear()
+            self._recent_size = 0
+        self._recent[encs[0]] = (encs, keys)
+        self._recent_size += len(keys)
+
+    def delivered_keys(self, raws: List[bytes]) -> Optional[List[int]]:
+        """The 128-bit keys of ``raws`` when they are the first ``len(raws)`` IDs of one recent delivery of this
+        group (then they are canonical, ascending and distinct, and the keys are what
+        :func:`~fake_streams.ids.parse_strict_keys` gives), else ``None``. The caller must not change the
+        returned list. O(k): one dict lookup and a list compare (identical bytes objects compare at once).
+        """
+        batch = self._recent.get(raws[0]) if raws else None
+        if batch is not None:
+            encs, keys = batch
+            n = len(raws)
+            if n == len(encs):
+                if raws == encs:
+                    return keys
+            elif n < len(encs) and raws == encs[:n]:
+                return keys[:n]
+        return None
 
     # ------------------------------------------------------------- consumers
     def get_consumer(self, name: bytes) -> Optional[Consumer]:
@@ -141,13 +191,13 @@ class ConsumerGroup:
         A new NACK starts at count 1; an ID already pending (after XGROUP SETID moved the cursor back)
         moves to ``consumer`` with its count *reset* to 1.
         """
-        return self.deliver_k((sid[0] << 64) | sid[1], b"%d-%d" % sid, consumer, now_ms)
+        return self.deliver_k(key_of(sid), sid.encode(), consumer, now_ms)
 
     def deliver_k(self, k: int, id_bytes: bytes, consumer: Consumer, now_ms: int) -> PendingEntry:
         """:meth:`deliver` by 128-bit key, with the encoded ID. O(1) amortized for an ID above every pending one."""
         pel = self.pel
-        maxes = pel._maxes
-        if not maxes or k > maxes[-1]:
+        last = pel.last_k()
+        if last is None or k > last:
             nack = PendingEntry(now_ms, 1, consumer, id_bytes)
             pel.append_k(k, nack)
         else:
@@ -170,29 +220,21 @@ class ConsumerGroup:
         """
         if not keys:
             return
-        if len(keys) <= _REMEMBER_MAX:  # a consumer loop's read: its XACK will name these IDs
-            remember_keys(encs, keys)
+        if len(keys) <= REMEMBER_MAX:  # a consumer loop's read: its XACK will name these IDs
+            self._remember(encs, keys)
         pel = self.pel
-        maxes = pel._maxes
-        if maxes and keys[0] <= maxes[-1]:
+        last = pel.last_k()
+        if last is not None and keys[0] <= last:
             for k, enc in zip(keys, encs):
                 self.deliver_k(k, enc, consumer, now_ms)
             return
-        nacks = []
-        append = nacks.append
-        for enc in encs:  # PendingEntry(now_ms, 1, consumer, enc) without a Python-level __init__ call
-            nack = _new_object(PendingEntry)
-            nack.delivery_time = now_ms
-            nack.delivery_count = 1
-            nack.consumer = consumer
-            nack.id_bytes = enc
-            append(nack)
+        nacks = PendingEntry.delivered(now_ms, consumer, encs)
         pel.extend_k(keys, nacks)
         consumer.pel.extend_k(keys, nacks)  # a consumer PEL is part of the group PEL: all below keys[0] too
 
     def assign(self, sid: StreamID, nack: PendingEntry, consumer: Consumer) -> None:
         """Move an existing NACK to ``consumer`` (XCLAIM/XAUTOCLAIM). O(log n + L)."""
-        self.assign_k((sid[0] << 64) | sid[1], nack, consumer)
+        self.assign_k(key_of(sid), nack, consumer)
 
     def assign_k(self, k: int, nack: PendingEntry, consumer: Consumer) -> None:
         """:meth:`assign` by 128-bit key. O(log n + L)."""
@@ -223,7 +265,7 @@ class ConsumerGroup:
             if first is not None:
                 first.pel.pop_sorted(moved_k)
         else:
-            owned: dict = {}
+            owned: Dict[Consumer, List[int]] = {}
             for k, owner in zip(moved_k, previous):
                 if owner is not None:
                     owned.setdefault(owner, []).append(k)
@@ -239,7 +281,7 @@ class ConsumerGroup:
 
     def create_unowned(self, sid: StreamID, now_ms: int) -> PendingEntry:
         """XCLAIM FORCE: a NACK with count 1 and no owner yet (the caller assigns it at once). O(log n + L)."""
-        return self.create_unowned_k((sid[0] << 64) | sid[1], b"%d-%d" % sid, now_ms)
+        return self.create_unowned_k(key_of(sid), sid.encode(), now_ms)
 
     def create_unowned_k(self, k: int, id_bytes: bytes, now_ms: int) -> PendingEntry:
         """:meth:`create_unowned` by 128-bit key, with the encoded ID."""
@@ -250,7 +292,7 @@ class ConsumerGroup:
     def _pop_owned(self, removed: List[int], nacks: List[PendingEntry]) -> None:
         """Remove the keys ``removed`` (ascending), just taken from the group PEL with their ``nacks``, from their
         owners' PELs. One ``pop_sorted`` per owner."""
-        owned: dict = {}
+        owned: Dict[Consumer, List[int]] = {}
         for k, nack in zip(removed, nacks):
             if nack.consumer is not None:
                 owned.setdefault(nack.consumer, []).append(k)
@@ -268,7 +310,7 @@ class ConsumerGroup:
         removed, nacks = self.pel.pop_sorted(keys)
         if not removed:
             return 0
-        owners = set(map(_owner, nacks))
+        owners: Set[Optional[Consumer]] = {nack.consumer for nack in nacks}
         if len(owners) == 1:
             first = owners.pop()
             if first is not None:
@@ -279,7 +321,7 @@ class ConsumerGroup:
 
     def remove_pending(self, sid: StreamID) -> bool:
         """Remove ``sid`` from the group PEL and its owner's PEL (XACK, deleted entries). O(log n + L)."""
-        return self.remove_pending_k((sid[0] << 64) | sid[1])
+        return self.remove_pending_k(key_of(sid))
 
     def remove_pending_k(self, k: int) -> bool:
         """:meth:`remove_pending` by 128-bit key."""

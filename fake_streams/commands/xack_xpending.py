@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, List, Optional
 
 from ..errors import ReplyError
-from ..ids import encode_key, parse_range_end_key, parse_range_start_key, parse_strict_keys, recent_keys
+from ..ids import encode_key, parse_range_end_key, parse_range_start_key, parse_strict_keys
 from .base import Context, cstr, parse_count, spec
 
 
@@ -33,7 +33,7 @@ def xack(ctx: Context, args: List[bytes]) -> int:
     if group is None:
         return 0
     raws = args[2:]
-    keys = recent_keys(raws)  # the IDs a delivery just returned: canonical, ascending, distinct
+    keys = group.delivered_keys(raws)  # the IDs a delivery just returned: canonical, ascending, distinct
     if keys is not None:
         return group.remove_pending_many(keys, ascending=True)
     keys = parse_strict_keys(raws)  # every ID is valid before anything is acknowledged

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, List, NamedTuple, Optional, Tuple
 
 from ..errors import ReplyError
-from ..ids import MAX_ID, MIN_ID, U64_MAX, StreamID, next_id, parse_strict_id, parse_xadd_id
+from ..ids import MAX_ID, MIN_ID, U64_MAX, StreamID, key_of, next_id, parse_strict_id, parse_xadd_id
 from ..nodes import LISTPACK_MAX_SIZE
 from .base import Context, cstr, parse_count, spec
 
@@ -201,7 +201,7 @@ def append_parsed(stream: Any, args: List[bytes], targs: TrimArgs, now: int,
         if total > LISTPACK_MAX_SIZE:
             raise ReplyError("ELEMENTS_TOO_LARGE")
         enc = b"%d-%d" % sid
-        stream.add(sid, (sid[0] << 64) | sid[1], enc, fields, total, limits)
+        stream.add(sid, key_of(sid), enc, fields, total, limits)
     if maxlen is None and minid is None:
         return enc, 0
     return enc, stream.trim(maxlen, minid, approx, limit)

@@ -20,7 +20,7 @@ from typing import Any, List, Optional, Tuple
 
 from ..errors import ReplyError
 from ..groups import Consumer, ConsumerGroup
-from ..ids import MIN_ID, StreamID, parse_i64, parse_range_start, parse_strict_id
+from ..ids import MIN_ID, StreamID, key_of, parse_i64, parse_range_start, parse_strict_id
 from ..stream import Stream
 from .base import Context, cstr, spec
 
@@ -148,7 +148,7 @@ def xclaim(ctx: Context, args: List[bytes]) -> List[Any]:
     reply: List[Any] = []
     pel = group.pel
     for sid in ids:
-        k = (sid[0] << 64) | sid[1]
+        k = key_of(sid)
         nack = pel.get_k(k)
         found = stream.entry_k(k)
         if found is None:  # deleted, trimmed or never existed
@@ -225,7 +225,7 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Any]:
         consumer = _consumer(ctx, key, group, consumer_name)
     track_active = profile.has("consumer_active_time")
 
-    get = stream.get
+    entry_k = stream.entry_k
     attempts = count * ATTEMPTS_FACTOR
     claimed: List[Any] = []
     deleted: List[bytes] = []
@@ -233,13 +233,13 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Any]:
     taken_k: List[int] = []  # claimed PEL keys and their NACKs, moved to the consumer after the scan
     taken_n: List[Any] = []
     cursor = b"0-0"
-    for k, nack in group.pel.scan_k((start[0] << 64) | start[1], None, True, attempts + 1):
+    for k, nack in group.pel.scan_k(key_of(start), None, True, attempts + 1):
         if not attempts or not count:
             cursor = nack.id_bytes  # the first PEL entry not examined
             break
         attempts -= 1
-        fields = get(k)  # a fresh copy: the reply's field list
-        if fields is None:
+        found = entry_k(k)
+        if found is None:
             dead.append(k)
             deleted.append(nack.id_bytes)
             count -= 1
@@ -255,7 +255,7 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Any]:
             claimed.append(nack.id_bytes)
         else:
             nack.delivery_count += 1
-            claimed.append([nack.id_bytes, fields])
+            claimed.append([nack.id_bytes, list(found[1])])  # a fresh list: the reply's
         count -= 1
         if track_active:
             consumer.active_time = now

@@ -54,7 +54,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import ReplyError
 from ..groups import INVALID_ENTRIES_READ, Consumer, ConsumerGroup, advance_entries_read, has_tombstones
-from ..ids import MAX_ID, MIN_ID, U64_MAX, StreamID, id_of, parse_i64, parse_strict_id
+from ..ids import MAX_ID, MIN_ID, StreamID, id_of, key_of, parse_i64, parse_strict_id
 from ..reply import entries_of, keyed_reply
 from ..stream import Stream
 from .base import BlockRequest, Context, cstr, parse_count, spec
@@ -64,7 +64,6 @@ BLOCKED_DEFAULT_COUNT_R70 = 1000
 #: Internal form of ``>``; an explicit ``18446744073709551615-18446744073709551615`` means the same.
 NEW_ENTRIES = MAX_ID
 _INT64_MAX = (1 << 63) - 1
-_new_id = tuple.__new__  # StreamID without the NamedTuple's Python-level __new__ (ids.make_id)
 
 Resolved = Tuple[Optional[Stream], Optional[ConsumerGroup], StreamID]
 
@@ -205,12 +204,12 @@ def _resolve(ctx: Context, opts: ReadOptions, args: List[bytes]) -> List[Resolve
 def _has_newer(stream: Stream, gt: StreamID) -> bool:
     """Whether the last live entry is newer than ``gt`` (``streamLastValidID`` > gt). O(1)."""
     last = stream.last_valid_key()
-    return last is not None and last > (gt[0] << 64) | gt[1]
+    return last is not None and last > key_of(gt)
 
 
 def _entries_after(stream: Stream, gt: StreamID, count: int) -> List[Any]:
     """Reply entries after ``gt``, at most ``count`` (0 = all). O(log n + k)."""
-    _, encs, fields = stream.slice_after((gt[0] << 64) | gt[1], count)
+    _, encs, fields = stream.slice_after(key_of(gt), count)
     return entries_of(encs, fields)
 
 
@@ -234,8 +233,7 @@ def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: C
     else O(log n + k (log p + L)).
     """
     now = ctx.now_ms
-    last = group.last_id
-    keys, encs, fields = stream.slice_after((last[0] << 64) | last[1], count)
+    keys, encs, fields = stream.slice_after(key_of(group.last_id), count)
     if not keys:
         return []
     if group.entries_read != INVALID_ENTRIES_READ and (
@@ -245,8 +243,7 @@ def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: C
     else:
         for k in keys:
             advance_entries_read(stream, group, id_of(k))
-    k = keys[-1]
-    group.last_id = _new_id(StreamID, (k >> 64, k & U64_MAX))
+    group.last_id = id_of(keys[-1])
     if not noack:
         group.deliver_batch(keys, encs, consumer, now)
         if "consumer_active_time" in ctx.profile.features:
@@ -264,9 +261,8 @@ def _read_new_one(ctx: Context, key: bytes, name: bytes, consumer_name: bytes, c
     group = stream.groups.get(name) if stream is not None else None
     if group is None:
         raise ReplyError("XREADGROUP_NOGROUP", key=key, group=name)
-    last = group.last_id
     last_k = stream.last_valid_key()
-    newer = last_k is not None and last_k > (last[0] << 64) | last[1]
+    newer = last_k is not None and last_k > key_of(group.last_id)
     profile = ctx.profile
     if not newer and "eager_consumer_creation" not in profile.features:
         return None
@@ -288,13 +284,12 @@ def _read_history(ctx: Context, stream: Stream, consumer: Consumer, gt: StreamID
     now = ctx.now_ms
     out: List[Any] = []
     entry_k = stream.entry_k
-    for k, nack in consumer.pel.scan_k((gt[0] << 64) | gt[1], None, False, count):
+    for k, nack in consumer.pel.scan_k(key_of(gt), None, False, count):
         found = entry_k(k)
         if found is None:
             out.append([nack.id_bytes, None])
         else:
-            nack.delivery_time = now  # redeliver(): one more delivery
-            nack.delivery_count += 1
+            nack.redeliver(now)
             out.append([found[0], list(found[1])])
         if len(out) == count:
             break
