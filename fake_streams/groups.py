@@ -48,19 +48,17 @@ class PendingEntry:
 
     __slots__ = ("delivery_time", "delivery_count", "consumer", "id_bytes")
 
-    def __init__(
-        self, delivery_time: int, delivery_count: int, consumer: Optional[Consumer], id_bytes: bytes = b""
-    ) -> None:
+    def __init__(self, delivery_time: int, delivery_count: int, consumer: Consumer, id_bytes: bytes = b"") -> None:
         self.delivery_time = delivery_time  # absolute Unix ms of the last delivery
         self.delivery_count = delivery_count
-        self.consumer = consumer  # owner; None only transiently (XCLAIM FORCE before assignment)
+        self.consumer = consumer  # the owner
         self.id_bytes = id_bytes  # the entry ID's wire form b"<ms>-<seq>"
 
     @classmethod
     def delivered(cls, now_ms: int, consumer: Consumer, encs: List[bytes]) -> List[PendingEntry]:
         """``PendingEntry(now_ms, 1, consumer, enc)`` for each of ``encs``, without a Python-level ``__init__``
         call each (a batch delivery). O(k)."""
-        out = []
+        out: List[PendingEntry] = []
         append = out.append
         for enc in encs:
             nack: PendingEntry = _new_object(cls)
@@ -81,8 +79,10 @@ class PendingEntry:
         self.delivery_count += 1
 
     def __repr__(self) -> str:
-        owner = self.consumer.name if self.consumer is not None else None
-        return f"PendingEntry(delivery_time={self.delivery_time}, delivery_count={self.delivery_count}, consumer={owner!r})"
+        return (
+            f"PendingEntry(delivery_time={self.delivery_time}, delivery_count={self.delivery_count}, "
+            f"consumer={self.consumer.name!r})"
+        )
 
 
 class Consumer:
@@ -157,14 +157,14 @@ class ConsumerGroup:
         self.consumers[name] = consumer
         return consumer
 
-    def lookup_or_create(self, name: bytes, now_ms: int) -> tuple[Consumer, bool]:
+    def lookup_or_create(self, name: bytes, now_ms: int) -> Tuple[Consumer, bool]:
         """The consumer called ``name``, created if missing; returns ``(consumer, created)``. O(log c)."""
         consumer = self.consumers.get(name)
         if consumer is not None:
             return consumer, False
         return self.create_consumer(name, now_ms), True
 
-    def seen(self, name: bytes, now_ms: int) -> tuple[Consumer, bool]:
+    def seen(self, name: bytes, now_ms: int) -> Tuple[Consumer, bool]:
         """``streamLookupConsumer`` + create for a read or claim attempt: ``seen_time = now``. O(log c).
 
         Returns ``(consumer, created)``; the caller sends ``xgroup-createconsumer`` when created.
@@ -201,12 +201,13 @@ class ConsumerGroup:
             nack = PendingEntry(now_ms, 1, consumer, id_bytes)
             pel.append_k(k, nack)
         else:
-            nack = pel.get_k(k)
-            if nack is None:
+            pending = pel.get_k(k)
+            if pending is None:
                 nack = PendingEntry(now_ms, 1, consumer, id_bytes)
                 pel.set_k(k, nack)
             else:
-                if nack.consumer is not None and nack.consumer is not consumer:
+                nack = pending
+                if nack.consumer is not consumer:
                     nack.consumer.pel.pop_k(k)
                 nack.consumer = consumer
                 nack.delivery_time = now_ms
@@ -239,8 +240,7 @@ class ConsumerGroup:
     def assign_k(self, k: int, nack: PendingEntry, consumer: Consumer) -> None:
         """:meth:`assign` by 128-bit key. O(log n + L)."""
         if nack.consumer is not consumer:
-            if nack.consumer is not None:
-                nack.consumer.pel.pop_k(k)
+            nack.consumer.pel.pop_k(k)
             nack.consumer = consumer
             consumer.pel.set_k(k, nack)
 
@@ -251,7 +251,7 @@ class ConsumerGroup:
         """
         moved_k: List[int] = []
         moved_n: List[PendingEntry] = []
-        previous: List[Optional[Consumer]] = []
+        previous: List[Consumer] = []
         for k, nack in zip(keys, nacks):
             if nack.consumer is not consumer:
                 moved_k.append(k)
@@ -262,13 +262,11 @@ class ConsumerGroup:
             return
         first = previous[0]
         if all(owner is first for owner in previous):
-            if first is not None:
-                first.pel.pop_sorted(moved_k)
+            first.pel.pop_sorted(moved_k)
         else:
             owned: Dict[Consumer, List[int]] = {}
             for k, owner in zip(moved_k, previous):
-                if owner is not None:
-                    owned.setdefault(owner, []).append(k)
+                owned.setdefault(owner, []).append(k)
             for owner, ks in owned.items():
                 owner.pel.pop_sorted(ks)
         pel = consumer.pel
@@ -279,23 +277,12 @@ class ConsumerGroup:
             for k, nack in zip(moved_k, moved_n):
                 pel.set_k(k, nack)
 
-    def create_unowned(self, sid: StreamID, now_ms: int) -> PendingEntry:
-        """XCLAIM FORCE: a NACK with count 1 and no owner yet (the caller assigns it at once). O(log n + L)."""
-        return self.create_unowned_k(key_of(sid), sid.encode(), now_ms)
-
-    def create_unowned_k(self, k: int, id_bytes: bytes, now_ms: int) -> PendingEntry:
-        """:meth:`create_unowned` by 128-bit key, with the encoded ID."""
-        nack = PendingEntry(now_ms, 1, None, id_bytes)
-        self.pel.set_k(k, nack)
-        return nack
-
     def _pop_owned(self, removed: List[int], nacks: List[PendingEntry]) -> None:
         """Remove the keys ``removed`` (ascending), just taken from the group PEL with their ``nacks``, from their
         owners' PELs. One ``pop_sorted`` per owner."""
         owned: Dict[Consumer, List[int]] = {}
         for k, nack in zip(removed, nacks):
-            if nack.consumer is not None:
-                owned.setdefault(nack.consumer, []).append(k)
+            owned.setdefault(nack.consumer, []).append(k)
         for consumer, ks in owned.items():
             consumer.pel.pop_sorted(ks)
 
@@ -310,11 +297,9 @@ class ConsumerGroup:
         removed, nacks = self.pel.pop_sorted(keys)
         if not removed:
             return 0
-        owners: Set[Optional[Consumer]] = {nack.consumer for nack in nacks}
+        owners: Set[Consumer] = {nack.consumer for nack in nacks}
         if len(owners) == 1:
-            first = owners.pop()
-            if first is not None:
-                first.pel.pop_sorted(removed)
+            owners.pop().pel.pop_sorted(removed)
         else:
             self._pop_owned(removed, nacks)
         return len(removed)
@@ -328,8 +313,7 @@ class ConsumerGroup:
         nack = self.pel.pop_k(k)
         if nack is None:
             return False
-        if nack.consumer is not None:
-            nack.consumer.pel.pop_k(k)
+        nack.consumer.pel.pop_k(k)
         return True
 
     # --------------------------------------------------------------- checks
@@ -347,7 +331,7 @@ class ConsumerGroup:
         assert owned == len(self.pel), (owned, len(self.pel))
         for sid, nack in self.pel.items():
             assert nack.id_bytes == sid.encode(), (sid, nack.id_bytes)
-            assert nack.consumer is not None and self.consumers.get(nack.consumer.name) is nack.consumer, sid
+            assert self.consumers.get(nack.consumer.name) is nack.consumer, sid
 
     def __repr__(self) -> str:
         return (

@@ -326,7 +326,7 @@ class IdIndex(Generic[V]):
     def __iter__(self) -> Iterator[StreamID]:
         return map(id_of, self.iter_keys())
 
-    def keys(self) -> KeysView:
+    def keys(self) -> KeysView[V]:
         return KeysView(self)
 
     def values(self) -> Iterator[V]:
@@ -527,12 +527,12 @@ class IdMap(IdIndex[V]):
         return value
 
 
-class KeysView:
+class KeysView(Generic[V]):
     """``keys()`` of an :class:`IdIndex`: StreamIDs ascending; ``len``, iteration and positional access (O(n / L))."""
 
     __slots__ = ("_index",)
 
-    def __init__(self, index: IdIndex[object]) -> None:
+    def __init__(self, index: IdIndex[V]) -> None:
         self._index = index
 
     def __len__(self) -> int:

@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 
-def _text(raw: Any) -> Text:
+def _text(raw: Union[str, bytes, bytearray]) -> Text:
     if isinstance(raw, (bytes, bytearray)):
         try:
             return bytes(raw).decode("utf-8")
@@ -170,7 +170,7 @@ def _group_view(stream: Stream, key: bytes, group: Any, now_ms: int) -> GroupVie
     pending = tuple(
         Pending(
             id=str(sid),
-            consumer=_text(nack.consumer.name) if nack.consumer is not None else None,
+            consumer=_text(nack.consumer.name),
             delivery_count=nack.delivery_count,
             idle_ms=nack.idle(now_ms),
             delivery_time=nack.delivery_time,
@@ -241,11 +241,15 @@ def group_view(server: Any, key: Text, group: Text, db: int = 0) -> GroupView:
     return stream_view(server, key, db).group(group)
 
 
-def _type_name(value: Any) -> str:
+#: names of the fakeredis value types that are plain Python containers
+_TYPE_NAMES: Dict[type, str] = {bytes: "string", list: "list", set: "set", dict: "hash"}
+
+
+def _type_name(value: object) -> str:
     model_type = getattr(value, "_model_type", None)
     if isinstance(model_type, bytes):
         return model_type.decode()
-    return {bytes: "string", list: "list", set: "set", dict: "hash"}.get(type(value), type(value).__name__)
+    return _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
 def _where(server: Any) -> str:

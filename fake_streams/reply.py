@@ -65,7 +65,7 @@ class RepeatedKeyMap(Dict[bytes, "Reply"]):
     def __ne__(self, other: object) -> bool:
         return not self == other
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # a dict: not hashable
 
     def __repr__(self) -> str:
         return f"RepeatedKeyMap({self.pairs!r})"
