@@ -233,12 +233,8 @@ class ConsumerGroup:
         pel.extend_k(keys, nacks)
         consumer.pel.extend_k(keys, nacks)  # a consumer PEL is part of the group PEL: all below keys[0] too
 
-    def assign(self, sid: StreamID, nack: PendingEntry, consumer: Consumer) -> None:
-        """Move an existing NACK to ``consumer`` (XCLAIM/XAUTOCLAIM). O(log n + L)."""
-        self.assign_k(key_of(sid), nack, consumer)
-
     def assign_k(self, k: int, nack: PendingEntry, consumer: Consumer) -> None:
-        """:meth:`assign` by 128-bit key. O(log n + L)."""
+        """Move the existing NACK of 128-bit key ``k`` to ``consumer`` (XCLAIM). O(log n + L)."""
         if nack.consumer is not consumer:
             nack.consumer.pel.pop_k(k)
             nack.consumer = consumer
@@ -304,12 +300,9 @@ class ConsumerGroup:
             self._pop_owned(removed, nacks)
         return len(removed)
 
-    def remove_pending(self, sid: StreamID) -> bool:
-        """Remove ``sid`` from the group PEL and its owner's PEL (XACK, deleted entries). O(log n + L)."""
-        return self.remove_pending_k(key_of(sid))
-
     def remove_pending_k(self, k: int) -> bool:
-        """:meth:`remove_pending` by 128-bit key."""
+        """Remove key ``k`` from the group PEL and its owner's PEL (XCLAIM of a deleted entry): whether it was
+        pending. O(log n + L)."""
         nack = self.pel.pop_k(k)
         if nack is None:
             return False

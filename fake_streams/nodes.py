@@ -26,8 +26,7 @@ from .ids import StreamID, parse_i64
 LISTPACK_MAX_SIZE = 1 << 30
 #: listpack header (total bytes u32 + element count u16) plus the 0xFF terminator.
 LP_EMPTY_BYTES = 6 + 1
-FLAG_NONE = 0
-FLAG_DELETED = 1
+#: the flags of an entry whose field names are the master's (only its values are stored)
 FLAG_SAMEFIELDS = 2
 
 _U64 = 1 << 64

@@ -17,7 +17,7 @@ Public API (method names and semantics shared with the XREAD / group / XINFO mod
 
 * adding: :meth:`append` (caller checked ``sid > last_id``); :meth:`add` (the same with the key and
   wire-form ID precomputed by the caller); :meth:`add_next` (``XADD *``: the next ID, then :meth:`add`);
-* reading: :meth:`get`, ``in``, :meth:`range`, :meth:`iter_after`, :meth:`first_entry`,
+* reading: :meth:`get`, ``in``, :meth:`range`, :meth:`first_entry`,
   :meth:`last_entry`, :meth:`last_valid_id`, ``len()`` (public values: ``StreamID`` and fresh field
   lists); engine paths by 128-bit key: :meth:`entry_k`, :meth:`reply_range`,
   :meth:`slice_after`, :meth:`last_valid_key`;
@@ -50,7 +50,7 @@ model then appends to the node that owns the ID by order, or opens a new node.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import TYPE_CHECKING, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from sortedcontainers import SortedDict
 
@@ -216,11 +216,6 @@ class Stream:
         O(log n + k).
         """
         return self._entries.slice_after(key, count)
-
-    def iter_after(self, after: StreamID) -> Iterator[Entry]:
-        """Live entries with ID > ``after``, ascending. O(log n) to start, O(1) per step."""
-        for k, fields in self._entries.scan_k(key_of(after), None, inclusive=False):
-            yield id_of(k), list(fields)
 
     def first_entry(self) -> Optional[Entry]:
         """The first live entry or ``None``. O(1)."""

@@ -19,6 +19,7 @@ from ..ids import parse_i64
 from ..reply import Reply
 
 if TYPE_CHECKING:
+    from ..groups import Consumer, ConsumerGroup
     from ..profiles import Profile
     from ..stream import Stream
     from .xread import SavedRead
@@ -116,6 +117,16 @@ def spec(name: str, arity: int, flags: str, handler: Optional[Handler], **kw: st
     return CommandSpec(name=name, arity=arity, flags=frozenset(flags.split()), handler=handler, **kw)
 
 
+def seen_consumer(ctx: Context, key: bytes, group: ConsumerGroup, name: bytes) -> Consumer:
+    """``streamLookupConsumer`` + ``streamCreateConsumer`` for a read or claim (XREADGROUP, XCLAIM, XAUTOCLAIM):
+    the consumer ``name`` of ``group`` (the stream at ``key``), created if missing with the event
+    ``xgroup-createconsumer``; its ``seen_time`` becomes now. O(log c)."""
+    consumer, created = group.seen(name, ctx.now_ms)
+    if created:
+        ctx.notify("xgroup-createconsumer", key)
+    return consumer
+
+
 def cstr(raw: bytes) -> bytes:
     """The argument as a C string sees it (up to the first NUL): how the server compares option names and tokens."""
     nul = raw.find(b"\0")
@@ -132,4 +143,4 @@ def parse_count(raw: bytes) -> int:
     return value
 
 
-__all__: Sequence[str] = ["BlockRequest", "CommandSpec", "Context", "Handler", "cstr", "parse_count", "spec"]
+__all__: Sequence[str] = ["BlockRequest", "CommandSpec", "Context", "Handler", "cstr", "parse_count", "seen_consumer", "spec"]

@@ -23,7 +23,7 @@ from ..groups import Consumer, ConsumerGroup, PendingEntry
 from ..ids import MIN_ID, StreamID, key_of, parse_i64, parse_range_start, parse_strict_id
 from ..reply import Reply
 from ..stream import Stream
-from .base import Context, cstr, spec
+from .base import Context, cstr, seen_consumer, spec
 
 #: ``LONG_MAX / max(sizeof(streamID), attempts_factor)``: the largest COUNT XAUTOCLAIM accepts.
 XAUTOCLAIM_MAX_COUNT = ((1 << 63) - 1) // 16
@@ -43,14 +43,6 @@ def require_group(ctx: Context, key: bytes, name: bytes) -> Tuple[Stream, Consum
     if stream is None or group is None:
         raise ReplyError("NOGROUP", key=key, group=name)
     return stream, group
-
-
-def _consumer(ctx: Context, key: bytes, group: ConsumerGroup, name: bytes) -> Consumer:
-    """``streamLookupConsumer`` + ``streamCreateConsumer`` (event ``xgroup-createconsumer``); ``seen_time = now``."""
-    consumer, created = group.seen(name, ctx.now_ms)
-    if created:
-        ctx.notify("xgroup-createconsumer", key)
-    return consumer
 
 
 def _parse_min_idle(raw: bytes, error: str) -> int:
@@ -143,7 +135,7 @@ def xclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
     profile = ctx.profile
     consumer: Optional[Consumer] = None
     if profile.has("eager_consumer_creation"):
-        consumer = _consumer(ctx, key, group, consumer_name)
+        consumer = seen_consumer(ctx, key, group, consumer_name)
     track_active = profile.has("consumer_active_time")
 
     reply: List[Reply] = []
@@ -162,7 +154,7 @@ def xclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
         elif min_idle and now - nack.delivery_time < min_idle:
             continue
         if consumer is None:  # R7.0: looked up / created on the first claim only
-            consumer = _consumer(ctx, key, group, consumer_name)
+            consumer = seen_consumer(ctx, key, group, consumer_name)
         if nack is None:
             nack = group.deliver_k(k, found[0], consumer, now)  # a new NACK, count 1
         else:
@@ -225,7 +217,7 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
     profile = ctx.profile
     consumer: Optional[Consumer] = None
     if profile.has("eager_consumer_creation"):
-        consumer = _consumer(ctx, key, group, consumer_name)
+        consumer = seen_consumer(ctx, key, group, consumer_name)
     track_active = profile.has("consumer_active_time")
 
     entry_k = stream.entry_k
@@ -250,7 +242,7 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
         if min_idle and now - nack.delivery_time < min_idle:
             continue
         if consumer is None:  # R7.0: looked up / created on the first claim only
-            consumer = _consumer(ctx, key, group, consumer_name)
+            consumer = seen_consumer(ctx, key, group, consumer_name)
         taken_k.append(k)
         taken_n.append(nack)
         nack.delivery_time = now

@@ -57,7 +57,7 @@ from ..groups import INVALID_ENTRIES_READ, Consumer, ConsumerGroup, advance_entr
 from ..ids import MAX_ID, MIN_ID, StreamID, id_of, key_of, parse_i64, parse_strict_id
 from ..reply import EntryReply, Reply, entries_of, keyed_reply
 from ..stream import Stream
-from .base import BlockRequest, Context, cstr, parse_count, spec
+from .base import BlockRequest, Context, cstr, parse_count, seen_consumer, spec
 
 #: ``XREAD_BLOCKED_DEFAULT_COUNT``: R7.0 serves a woken client at most this many entries when COUNT is 0.
 BLOCKED_DEFAULT_COUNT_R70 = 1000
@@ -213,17 +213,6 @@ def _entries_after(stream: Stream, gt: StreamID, count: int) -> List[EntryReply]
     return entries_of(encs, fields)
 
 
-def _consumer(ctx: Context, key: bytes, group: ConsumerGroup, name: bytes) -> Consumer:
-    """``streamLookupConsumer`` + create (event ``xgroup-createconsumer``); ``seen_time = now``. O(log c)."""
-    now = ctx.now_ms
-    consumer = group.consumers.get(name)
-    if consumer is None:
-        consumer = group.create_consumer(name, now)
-        ctx.notify("xgroup-createconsumer", key)
-    consumer.seen_time = now
-    return consumer
-
-
 def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: Consumer, count: int, noack: bool) -> List[EntryReply]:
     """``>`` delivery (spec §2.9): entries after the group's ``last_id``, at most ``count`` (0 = all).
 
@@ -266,7 +255,7 @@ def _read_new_one(ctx: Context, key: bytes, name: bytes, consumer_name: bytes, c
     profile = ctx.profile
     if not newer and "eager_consumer_creation" not in profile.features:
         return None
-    consumer = _consumer(ctx, key, group, consumer_name)
+    consumer = seen_consumer(ctx, key, group, consumer_name)
     if not newer:
         return None
     items = _deliver_new(ctx, stream, group, consumer, count, False)
@@ -308,11 +297,11 @@ def _serve(ctx: Context, opts: ReadOptions, args: List[bytes], resolved: List[Re
                 served.append((key, _entries_after(stream, gt, opts.count)))
             continue
         history = gt != NEW_ENTRIES
-        consumer = _consumer(ctx, key, group, opts.consumer) if eager else None
+        consumer = seen_consumer(ctx, key, group, opts.consumer) if eager else None
         if not history and not _has_newer(stream, group.last_id):
             continue
         if consumer is None:
-            consumer = _consumer(ctx, key, group, opts.consumer)
+            consumer = seen_consumer(ctx, key, group, opts.consumer)
         if history:
             served.append((key, _read_history(ctx, stream, consumer, gt, opts.count)))
         else:
@@ -400,7 +389,7 @@ def serve_blocked_r70(ctx: Context, key: bytes, saved: SavedRead) -> Reply:
         raise ReplyError("BLOCKED_NOGROUP_R70")
     if not stream.last_id > group.last_id:
         return None
-    consumer = _consumer(ctx, key, group, saved.consumer)
+    consumer = seen_consumer(ctx, key, group, saved.consumer)
     items = _deliver_new(ctx, stream, group, consumer, saved.count, saved.noack)
     return keyed_reply(ctx.protocol, [(key, items)])
 

@@ -20,7 +20,7 @@ from fake_streams.groups import (
     group_lag,
     has_tombstones,
 )
-from fake_streams.ids import MIN_ID, StreamID
+from fake_streams.ids import MIN_ID, StreamID, key_of
 from fake_streams.stream import Stream
 from tests.support.context import DictContext
 
@@ -127,7 +127,7 @@ def test_assign_moves_a_nack_between_consumers():
     alice, _ = group.lookup_or_create(b"alice", 0)
     bob, _ = group.lookup_or_create(b"bob", 0)
     nack = group.deliver(sid(3), alice, 50)
-    group.assign(sid(3), nack, bob)
+    group.assign_k(key_of(sid(3)), nack, bob)
     assert nack.consumer is bob and bob.pel[sid(3)] is nack and sid(3) not in alice.pel
     assert (nack.delivery_time, nack.delivery_count) == (50, 1)
     group._check()
@@ -137,8 +137,8 @@ def test_remove_pending():
     group = ConsumerGroup(b"g", MIN_ID)
     alice, _ = group.lookup_or_create(b"alice", 0)
     group.deliver(sid(1), alice, 0)
-    assert group.remove_pending(sid(1)) is True
-    assert group.remove_pending(sid(1)) is False
+    assert group.remove_pending_k(key_of(sid(1))) is True
+    assert group.remove_pending_k(key_of(sid(1))) is False
     assert len(group.pel) == 0 and len(alice.pel) == 0
     group._check()
 

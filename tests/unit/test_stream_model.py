@@ -192,7 +192,7 @@ def test_append_read_api():
     assert stream.range(MIN_ID, MAX_ID) == [(S(1), [b"a", b"1"]), (S(2), [b"b", b"2", b"b", b"3"])]
     assert stream.range(MIN_ID, MAX_ID, count=1, rev=True) == [(S(2), [b"b", b"2", b"b", b"3"])]
     assert stream.range(S(2), S(1)) == []
-    assert list(stream.iter_after(S(1))) == [(S(2), [b"b", b"2", b"b", b"3"])]
+    assert stream.slice_after(rax_key(S(1))) == ([rax_key(S(2))], [b"2-0"], [(b"b", b"2", b"b", b"3")])
     assert stream.first_entry()[0] == S(1) and stream.last_entry()[0] == S(2)
     assert stream.last_valid_id() == S(2)
     assert (stream.first_id, stream.last_id, stream.entries_added) == (S(1), S(2), 2)
