@@ -42,6 +42,7 @@ class StreamsSocketMixin:
     _killed = False  # CLIENT KILL / an injected drop (read by the direct path's state check)
     _sf_script_argv: Any = None
     _sf_acl_checked: Any = None  # the server's dispatch generation at which the direct path found the ACL open
+    _server: Any  # fakeredis's socket attribute: the FakeServer
 
     def _process_command(self, fields: Any) -> None:
         session = self._sf_session
@@ -115,8 +116,9 @@ class StreamsSocketMixin:
         session = self._sf_session
         if session is None:
             return super()._run_command(func, sig, args, from_script)  # type: ignore[misc]
-        return session.run_unit(lambda: super(StreamsSocketMixin, self)._run_command(func, sig, args, from_script),
-                                from_script)
+        return session.run_unit(
+            lambda: super(StreamsSocketMixin, self)._run_command(func, sig, args, from_script),  # type: ignore[misc]
+            from_script)
 
     def _name_to_func(self, cmd_name: str) -> Tuple[Any, Any]:
         session = self._sf_session
