@@ -48,6 +48,7 @@ class StreamsSocketMixin:
     _sf_ran = False  # the current top-level command reached _run_command (so its error is not a rejection)
     _sf_name: Any = None  # the fakeredis name of the current top-level command, once looked up
     _sf_authenticated = True  # passed AUTH, or connected while ``default`` needed no password (see .auth)
+    _server: Any  # fakeredis's socket attribute: the FakeServer
 
     def _process_command(self, fields: Any) -> None:
         session = self._sf_session
@@ -175,6 +176,7 @@ class StreamsSocketMixin:
             self._sf_ran = True  # once per command
             name = self._sf_name
             self._sf_session.server.stats.rejected(None if name is None else command_stat_name(name), result.value)
+    _server: Any  # fakeredis's socket attribute: the FakeServer
 
     def _name_to_func(self, cmd_name: str) -> Tuple[Any, Any]:
         session = self._sf_session
