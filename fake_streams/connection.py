@@ -45,6 +45,56 @@ _SERVER_CLOSED = "Connection closed by server."
 _DROP_PREFIXES = ("ssl_", "socket_keepalive", "socket_type")
 
 
+def _client_setinfo_kwargs() -> Dict[str, Any]:
+    """What redis-py would report in CLIENT SETINFO by default, as explicit keyword arguments (computed once).
+
+    Given explicitly, fakeredis does not have to find out whether our class takes them: it would ask
+    ``inspect.signature`` of every ``__init__`` in the MRO (a cost on the first connection of every new class,
+    e.g. every ``bind``) and remember the class in a module-level dict for good, keeping it, and the server
+    or network it holds, alive until the process ends (issue 13). redis-py >= 7.1: ``driver_info``; 5.0–7.0:
+    ``lib_name``/``lib_version`` (their defaults); 4.x takes neither (nothing to give)."""
+    global _SETINFO
+    if _SETINFO is None:
+        import inspect
+
+        from redis.connection import AbstractConnection
+
+        params = inspect.signature(AbstractConnection.__init__).parameters
+        version = _redis_py_version()
+        if "driver_info" in params:
+            from redis.driver_info import DriverInfo
+
+            _SETINFO = {"driver_info": (DriverInfo, version)}
+        elif "lib_version" in params:
+            _SETINFO = {"lib_name": "redis-py", "lib_version": version}
+        else:
+            _SETINFO = {}
+    return _SETINFO
+
+
+_SETINFO: Optional[Dict[str, Any]] = None
+
+
+def _redis_py_version() -> str:
+    """redis-py's version as it reports it (its ``get_lib_version`` reads the package metadata, a slow call)."""
+    try:
+        from redis.utils import get_lib_version
+    except ImportError:  # pragma: no cover - redis-py 4.x
+        return redis.__version__
+    return str(get_lib_version())
+
+
+def _add_setinfo(kwargs: Dict[str, Any]) -> None:
+    """Fill in what redis-py would report in CLIENT SETINFO unless the caller said (see :func:`_client_setinfo_kwargs`)."""
+    if "driver_info" in kwargs or "lib_name" in kwargs or "lib_version" in kwargs:
+        return
+    for name, value in _client_setinfo_kwargs().items():
+        if name == "driver_info":  # a fresh DriverInfo per connection, as redis-py makes one (it is mutable)
+            kind, version = value
+            value = kind(lib_version=version)
+        kwargs[name] = value
+
+
 def _resolve(cls: type, kwargs: Dict[str, Any]) -> FakeStreamsServer:
     """Pick the server for a new connection and strip what the base classes must not see."""
     server = kwargs.pop("server", None) or getattr(cls, "_bound_server", None)
@@ -62,6 +112,7 @@ def _resolve(cls: type, kwargs: Dict[str, Any]) -> FakeStreamsServer:
         raise TypeError(f"server= must be a FakeStreamsServer, not {type(server).__name__}")
     if server.closed:
         raise ValueError(f"{server!r} is closed")
+    _add_setinfo(kwargs)
     return server
 
 

@@ -32,6 +32,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 import redis.asyncio.connection as _aconn
 import redis.connection as _sconn
+import redis.exceptions
 
 from .clock import Clock
 from .connection import FakeStreamsAsyncConnection, FakeStreamsConnection
@@ -128,14 +129,19 @@ class FakeNetwork:
         self.async_class: type = self._routed(FakeStreamsAsyncConnection)
 
     def _routed(self, base: type) -> type:
-        network = self
+        """A subclass of ``base`` whose connections reach this network's server of their address.
 
-        def __init__(self: Any, **kwargs: Any) -> None:
+        The class holds the network weakly (the network holds the class): once a test drops its
+        network, both are collectable even where a library keeps connection classes in a cache."""
+        network_ref = weakref.ref(self)
+
+        def __init__(conn: Any, **kwargs: Any) -> None:
             if kwargs.get("server") is None:
-                kwargs["server"] = network.server_at(address_of(kwargs))
-            base.__init__(self, **kwargs)
+                kwargs["server"] = _alive(network_ref).server_at(address_of(kwargs))
+            base.__init__(conn, **kwargs)
 
-        return type(base.__name__, (base,), {"__init__": __init__, "__module__": base.__module__, "network": self})
+        return type(base.__name__, (base,), {"__init__": __init__, "__module__": base.__module__,
+                                             "network": _NetworkOf(network_ref)})
 
     def server_at(self, address: str) -> FakeStreamsServer:
         """The server at ``address`` (``"host:port"`` / ``"unix:/path"``, normalized), created on first use."""
@@ -174,6 +180,25 @@ class FakeNetwork:
 
     def __repr__(self) -> str:
         return f"FakeNetwork(version={self.version!r}, servers={list(self.servers())!r})"
+
+
+def _alive(network_ref: Any) -> FakeNetwork:
+    network = network_ref()
+    if network is None:
+        raise redis.exceptions.ConnectionError("the FakeNetwork of this connection class is gone (closed with its test)")
+    return network  # type: ignore[no-any-return]
+
+
+class _NetworkOf:
+    """``cls.network`` / ``conn.network`` of a routed class: its :class:`FakeNetwork` (None once collected)."""
+
+    __slots__ = ("_ref",)
+
+    def __init__(self, ref: Any) -> None:
+        self._ref = ref
+
+    def __get__(self, obj: Any, owner: Any = None) -> Optional[FakeNetwork]:
+        return self._ref()  # type: ignore[no-any-return]
 
 
 def _descriptor(stock: Tuple[type, ...], pick: Callable[[Any, type], type], hosts: _HostFilter) -> property:
