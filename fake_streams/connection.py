@@ -136,11 +136,6 @@ class _Common:
     def get_resolved_ip(self) -> Optional[str]:
         return None
 
-    @property
-    def _sf_decodes(self) -> bool:
-        """Whether replies are decoded (``decode_responses``)."""
-        return bool(getattr(self.encoder, "decode_responses", False))  # type: ignore[attr-defined]
-
     def _decode(self, response: Any) -> Any:
         """Decode a reply as the parser would (RESP3 maps too); identity without ``decode_responses``."""
         if not getattr(self.encoder, "decode_responses", False):  # type: ignore[attr-defined]
@@ -199,20 +194,11 @@ class FakeStreamsConnection(_Common, fastpath.SyncFastPath, _fakeredis.SyncConne
     def read_response(self, disable_decoding: bool = False, **kwargs: Any) -> Any:
         """The next reply, waiting at most ``socket_timeout`` (``timeout=`` overrides it; None = forever)."""
         sock = self._sock
-        if sock is not None:
-            fast = sock.__dict__.get("_sf_fast")  # replies of stream commands run directly (_fakeredis/fastpath.py)
-            if fast:
-                session = sock._sf_session  # = fastpath.take, inlined (one call less per pipelined reply)
-                if session is not None and session.resume_pending:
-                    session.resume_if_pending()
-                item = fast.popleft()
-                if type(item) is not bytes and isinstance(item, BaseException):
-                    raise item
-                if disable_decoding or not getattr(self.encoder, "decode_responses", False):  # = _sf_decodes
-                    return item
-                return self._decode(item)
-        else:  # closed by another thread before this one got to read
+        if sock is None:  # closed by another thread before this one got to read
             raise self._sf_closed_error()
+        fast = sock.__dict__.get("_sf_fast")  # replies of stream commands run directly (fastpath.py)
+        if fast:
+            return fastpath.take(self, fast, disable_decoding)
         session = getattr(sock, "_sf_session", None)
         if session is None:
             return super().read_response(disable_decoding=disable_decoding, **kwargs)

@@ -18,7 +18,8 @@ Hooks for tests and the pytest plugin (all thread-safe unless noted):
   command, an error line (``"ERR injected failure"``) to answer that error instead (inside MULTI the
   transaction then aborts at EXEC, as for a command refused at queue time), or raise
   ``redis.exceptions.ConnectionError`` to fail the call as a dropped connection (redis-py closes it;
-  a retry reconnects).
+  a retry reconnects). A hook whose ``idle`` attribute is true (a :class:`~fake_streams.faults.Faults`
+  with no rule armed) promises to answer ``None`` to everything for now: the direct path runs then.
 * :attr:`FakeStreamsServer.connected` — set ``False`` to act like a server that is down: blocked
   calls fail with ConnectionError at once, every client's next command fails with ConnectionError,
   new connections are refused; ``True`` brings it back.
