@@ -125,8 +125,32 @@ class FakeNetwork:
         self._factory = factory
         self._servers: Dict[str, FakeStreamsServer] = {}
         self._lock = threading.Lock()
-        self.sync_class: type = self._routed(FakeStreamsConnection)
-        self.async_class: type = self._routed(FakeStreamsAsyncConnection)
+        self._classes: Dict[type, type] = {}
+
+    @property
+    def sync_class(self) -> type:
+        """The sync connection class of this network (made on first use): its connections reach the server
+        of the address they are given."""
+        return self._class_for(FakeStreamsConnection)
+
+    @property
+    def async_class(self) -> type:
+        """The asyncio twin of :attr:`sync_class` (made on first use)."""
+        return self._class_for(FakeStreamsAsyncConnection)
+
+    def replacement(self, stock: type) -> type:
+        """The class a :class:`PoolPatch` puts in place of the stock connection class ``stock`` (made on first use)."""
+        is_async = issubclass(stock, getattr(_aconn, "AbstractConnection", _aconn.Connection))
+        return self.async_class if is_async else self.sync_class
+
+    def _class_for(self, base: type) -> type:
+        cls = self._classes.get(base)
+        if cls is None:
+            with self._lock:
+                cls = self._classes.get(base)
+                if cls is None:
+                    cls = self._classes[base] = self._routed(base)
+        return cls
 
     def _routed(self, base: type) -> type:
         """A subclass of ``base`` whose connections reach this network's server of their address.
@@ -322,7 +346,7 @@ def patch_redis(
     """
     own = network is None
     net = FakeNetwork(version, clock) if network is None else network
-    patch = PoolPatch(net.sync_class, net.async_class, passthrough_hosts)
+    patch = PoolPatch(net.replacement, net.replacement, passthrough_hosts)
     patch.install()
     try:
         yield net

@@ -178,7 +178,7 @@ class FakeStreamsServer:
         self.internal_errors: List[Tuple[str, List[bytes], str]] = []
         self.closed = False
         self.address: Optional[str] = None
-        self.router = _fakeredis.Router(self.commands)
+        self.router = _fakeredis.Router.default() if commands is None else _fakeredis.Router(self.commands)
         self.backend = _fakeredis.Backend(self.profile)  # the fakeredis server behind (internal)
         self.blocking = BlockingRegistry(self, block_safety_s)  # the blocked clients (internal)
         self.backend.install_hooks(self.blocking)

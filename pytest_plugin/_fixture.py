@@ -46,7 +46,7 @@ class FakeRedisStreams:
         self._tcp: List[Any] = []
         self._patch: Optional[PoolPatch] = None
         if options.patch:
-            self._patch = PoolPatch(self.network.sync_class, self.network.async_class, options.passthrough_hosts)
+            self._patch = PoolPatch(self.network.replacement, self.network.replacement, options.passthrough_hosts)
             self._patch.install()
 
     def _new_server(self, address: str) -> FakeStreamsServer:

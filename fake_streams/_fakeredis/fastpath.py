@@ -171,20 +171,18 @@ def _usable(conn: Any, sock: Any, session: Any, health: bool, is_async: bool) ->
     return _acl_ok(sock, fake)
 
 
-def prepare(conn: Any, args: Tuple[Any, ...]) -> Optional[Tuple[Any, list, list]]:
-    """``(spec, args, argv)`` for a stream command the direct path can encode exactly as the packer
-    would, or None (not a stream command, an argument type the packer treats itself, wrong arity). O(len(args))."""
+def _encode(conn: Any, args: Tuple[Any, ...]) -> Optional[list]:
+    """The arguments after the command name of a stream command the direct path can encode exactly as the
+    packer would, or None (not a stream command, an argument type the packer treats itself, wrong arity).
+    ``args[0]`` is then a key of :func:`_commands`' table. O(len(args))."""
     if not ENABLED or not args:
         return None
-    cached = conn._sf_fast_setup
-    if cached is None:  # per connection: the server's name table, the packer's str codec
-        cached = conn._sf_fast_setup = (_table(conn.streams_server.router), _str_codec(conn))
-    table, codec = cached
+    table, codec = _setup(conn)
     name = args[0]
     entry = table.get(name) if type(name) is str or type(name) is bytes else None
     if entry is None or codec is None:
         return None
-    spec, sub, name, least, most = entry
+    least, most = entry[3], entry[4]
     out: list = []
     append = out.append
     utf8 = codec is _UTF8  # str.encode() without arguments: the common codec, and the cheaper call
@@ -205,7 +203,30 @@ def prepare(conn: Any, args: Tuple[Any, ...]) -> Optional[Tuple[Any, list, list]
         return None
     if not least <= len(out) <= most:  # = spec.arity_ok(len(argv)), precomputed per table entry
         return None
-    return spec, out, [name, sub, *out] if sub is not None else [name, *out]
+    return out
+
+
+def _setup(conn: Any) -> Tuple[Dict[Any, _Entry], Optional[Tuple[str, str]]]:
+    """Per connection, made on first use: the server's name table and the packer's str codec."""
+    cached = conn._sf_fast_setup
+    if cached is None:
+        cached = conn._sf_fast_setup = (_table(conn.streams_server.router), _str_codec(conn))
+    return cached  # type: ignore[no-any-return]
+
+
+def _expand(entry: _Entry, encoded: Any) -> Tuple[Any, list, list]:
+    """``(spec, args, argv)`` of a command from its table entry and encoded arguments (handlers own ``args``: a
+    pipeline's tuple is copied into a list; a single command's list is its own already). O(len(encoded))."""
+    spec, sub, name = entry[0], entry[1], entry[2]
+    args = encoded if type(encoded) is list else list(encoded)
+    return spec, args, [name, sub, *encoded] if sub is not None else [name, *encoded]
+
+
+def prepare(conn: Any, args: Tuple[Any, ...]) -> Optional[Tuple[Any, list, list]]:
+    """``(spec, args, argv)`` for a stream command the direct path can encode exactly as the packer
+    would, or None (see :func:`_encode`). O(len(args))."""
+    encoded = _encode(conn, args)
+    return None if encoded is None else _expand(_setup(conn)[0][args[0]], encoded)
 
 
 def _session(conn: Any, health: bool) -> Any:
@@ -219,38 +240,47 @@ def _session(conn: Any, health: bool) -> Any:
     return session
 
 
-def execute(conn: Any, prepared: Tuple[Any, list, list], health: bool = True) -> bool:
-    """Run a prepared command directly if the connection's state allows (see module doc); False = not
-    run, send it through the dispatch path. ``health``: a due health check forces the dispatch path.
-    A batch of one for :func:`_run` (a pipeline's commands take the same path).
+def execute(conn: Any, command: Tuple[Any, Any, Any], health: bool = True) -> bool:
+    """Run one command directly if the connection's state allows (see module doc); False = not run, send it
+    through the dispatch path. ``command`` is ``(name, encoded args, args)`` as :func:`pack_commands` keeps it
+    (a batch of one for :func:`_run`, the path of a pipeline's commands too). ``health``: a due health check
+    forces the dispatch path.
 
     Exceptions other than error replies propagate (the caller disconnects, as redis-py does when
     ``sendall`` raises).
     """
     session = _session(conn, health)
-    return session is not None and _run(conn._sock, session, ((prepared, None),), 0) > 0
+    return session is not None and _run(conn._sock, session, (command,), 0, _setup(conn)[0]) > 0
 
 
 def send(conn: Any, args: Tuple[Any, ...]) -> bool:
     """``send_command`` directly; False = nothing done, use the dispatch path."""
-    prepared = prepare(conn, args)
-    return prepared is not None and execute(conn, prepared)
+    encoded = _encode(conn, args)
+    return encoded is not None and execute(conn, (args[0], encoded, args))
 
 
 class DeferredCommands(list):
-    """What ``pack_commands`` returns: per command ``(prepared, args)`` (prepared None = packed bytes in args)."""
+    """What ``pack_commands`` returns: per command ``(name, encoded args, args)`` for a stream command, or
+    ``(None, packed RESP chunks, None)``."""
 
     __slots__ = ()
 
 
 def pack_commands(conn: Any, commands: Any) -> DeferredCommands:
     """Pipeline packing: stream commands stay unpacked (run directly at send time when possible); the
-    rest are packed now, so a DataError is raised before anything is sent, as redis-py does."""
+    rest are packed now, so a DataError is raised before anything is sent, as redis-py does.
+
+    A stream command is kept as ``(name, encoded args as a tuple, args)``: made only of bytes, str and
+    numbers, so the garbage collector untracks it at its first look and a pipeline of a million commands
+    waiting to be sent promotes nothing to the old generation (lists or the command spec in there would:
+    every full collection would then walk all the streams of the process, more at every bulk load; it is
+    expanded when it runs, :func:`_expand`). O(len(commands)) and the arguments."""
     out = DeferredCommands()
+    append = out.append
     pack = conn.pack_command
     for cmd in commands:
-        prepared = prepare(conn, cmd)
-        out.append((prepared, cmd) if prepared is not None else (None, pack(*cmd)))
+        encoded = _encode(conn, cmd)
+        append((cmd[0], tuple(encoded), cmd) if encoded is not None else (None, pack(*cmd), None))
     return out
 
 
@@ -264,7 +294,7 @@ def run_deferred(conn: Any, deferred: DeferredCommands, i: int) -> int:
     session = _session(conn, health=False)
     if session is None:
         return i
-    return _run(conn._sock, session, deferred, i)
+    return _run(conn._sock, session, deferred, i, _setup(conn)[0])
 
 
 def send_deferred(conn: Any, deferred: DeferredCommands, check_health: bool) -> None:
@@ -290,21 +320,22 @@ def socket_payloads(conn: Any, deferred: DeferredCommands) -> Iterator[Any]:
     comes (lazily, so direct and socket commands keep their order). Shared by the sync and asyncio hooks."""
     i, n = 0, len(deferred)
     while i < n:
-        prepared, payload = deferred[i]
-        if prepared is not None:
+        name, payload, args = deferred[i]
+        if name is not None:
             j = run_deferred(conn, deferred, i)
             if j > i:
                 i = j
                 continue
-            payload = conn.pack_command(*payload)
+            payload = conn.pack_command(*args)
         yield payload
         i += 1
 
 
-def _run(sock: Any, session: Any, batch: Any, i: int) -> int:
+def _run(sock: Any, session: Any, batch: Any, i: int, table: Dict[Any, _Entry]) -> int:
     """The part of fakeredis's ``_process_command`` a stream command goes through, without its parsing,
-    for ``batch[i]`` and the prepared commands after it (``batch`` holds ``(prepared, payload)`` pairs;
-    prepared None ends the batch). Returns the index after the last command run."""
+    for ``batch[i]`` and the stream commands after it (``batch`` holds :func:`pack_commands`' triples; a
+    packed command ends the batch; ``table``: the connection's name table). Returns the index after the
+    last command run."""
     if not session.enter():  # closed meanwhile: the dispatch path would answer nothing either
         return i
     try:
@@ -314,19 +345,20 @@ def _run(sock: Any, session: Any, batch: Any, i: int) -> int:
         try:
             dbs = fake.dbs.values()
             while i < n:
-                prepared = batch[i][0]
-                if prepared is None:
+                name, encoded, _ = batch[i]
+                if name is None:
                     break
                 now = time.time()  # = fakeredis's per-command db.time
                 for db in dbs:
                     db.time = now
-                if prepared[0].handler is _XADD:
-                    j = _xadd_run(sock, session, batch, i, n, fast)
+                entry = table[name]
+                if entry[0].handler is _XADD:
+                    j = _xadd_run(sock, session, batch, i, n, fast, table)
                     if j > i:
                         i = j
                         continue
                 i += 1
-                if _answer(sock, session, prepared, fast):
+                if _answer(sock, session, _expand(entry, encoded), fast):
                     break  # parked: the reply comes through the socket's queue, later commands wait
         finally:
             lock.release()
@@ -361,7 +393,7 @@ def _answer(sock: Any, session: Any, prepared: Tuple[Any, list, list], fast: Any
     return False
 
 
-def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) -> int:
+def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, table: Dict[Any, _Entry]) -> int:
     """XADD commands on one key, back to back in a pipeline batch (or a single one): each appends its entry
     (and trims, if it asks) and answers its ID, in order, with what the general path does around the
     handler done once for the run where once is the same thing. Lock held. Returns the index after the
@@ -380,7 +412,7 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) ->
     server = session.server
     if server.blocking.has_waiters() or stream_events_sent(sock):
         return i
-    key = batch[i][0][1][0]
+    key = batch[i][1][0]
     keyspace = session.keyspace
     stream = keyspace.get_lasting(key)
     if not isinstance(stream, Stream):
@@ -395,10 +427,10 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) ->
     added = False
     try:
         while i < n:
-            prepared = batch[i][0]
-            if prepared is None:
+            name, args, _ = batch[i]  # the encoded args: a tuple (pipelines) or a list, read only here
+            if name is None:
                 break
-            spec, args, argv = prepared
+            spec = table[name][0]
             if spec.handler is not _XADD or args[0] != key:
                 break
             i += 1
@@ -406,13 +438,14 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) ->
                 if len(args) > 3 and args[1] == b"*" and not len(args) % 2:  # = is_plain_xadd(args)
                     append(append_now(stream, args, int(wall_time() * 1000) if wall else now_ms(), limits))
                 else:
+                    args = list(args)
                     targs = parse_xadd_args(args)
                     append(append_parsed(stream, args, targs, now_ms(), limits)[0])
                 added = True
             except ReplyError as exc:
                 append(decode_error(error(exc, server.profile)))
             except Exception as exc:  # an engine bug: as server.execute answers it
-                append(decode_error(error(server._internal_error(spec, args, exc), server.profile)))
+                append(decode_error(error(server._internal_error(spec, list(args), exc), server.profile)))
     finally:
         if added:
             keyspace.changed(key)
@@ -454,10 +487,10 @@ class SyncFastPath:
     _sf_fast_setup: Any = None  # set by prepare: (the server's name table, the packer's str codec)
 
     def send_command(self, *args: Any, **kwargs: Any) -> None:
-        prepared = prepare(self, args)
-        if prepared is not None:
+        encoded = _encode(self, args)
+        if encoded is not None:
             try:
-                if execute(self, prepared):
+                if execute(self, (args[0], encoded, args)):
                     return
             except BaseException:
                 self.disconnect()  # type: ignore[attr-defined]
@@ -491,10 +524,10 @@ class AsyncFastPath:
     _sf_fast_setup: Any = None  # set by prepare
 
     async def send_command(self, *args: Any, **kwargs: Any) -> None:
-        prepared = prepare(self, args)
-        if prepared is not None and self.is_connected:  # type: ignore[attr-defined]
+        encoded = _encode(self, args)
+        if encoded is not None and self.is_connected:  # type: ignore[attr-defined]
             try:
-                if execute(self, prepared):
+                if execute(self, (args[0], encoded, args)):
                     return
             except BaseException:
                 await self.disconnect(nowait=True)  # type: ignore[attr-defined]
