@@ -1,20 +1,21 @@
 """Per-test cost of the pytest fixture, the plugin's start-up cost, and what ended tests leave alive.
 
-    python benchmarks/pertest.py [--tests 200] [--repeat 3] [--out benchmarks/results-pertest.md]
+    python benchmarks/pertest.py [--tests 300] [--repeat 5] [--out benchmarks/results-pertest.md]
 
-Each figure is the CPU time of a ``python -m pytest`` subprocess (``resource.getrusage(RUSAGE_CHILDREN)``:
-other processes on a shared machine do not inflate it), suites run interleaved, medians reported:
-
-* **per-test overhead**: suites of tests that each do ``XADD`` + ``XLEN`` on a fresh server — through
-  ``fake_redis_streams.client``, and through a plain fakeredis fixture (``r = fakeredis.FakeRedis(); yield r;
-  r.close()``; run with ``-p no:fake_redis_streams``) — and of empty tests, each at ``--tests`` and at 4× as
-  many tests: the difference of the two sizes divided by the tests added is the cost of one test (imports and
-  start-up cancel out); minus the empty test's, it is the fixture's overhead.
+* **per-test cost**: one pytest session (a subprocess) runs ``--tests`` rounds of three tests, interleaved: an
+  empty test, a test on a plain fakeredis fixture (``r = fakeredis.FakeRedis(); yield r; r.close()``) and a
+  test on ``fake_redis_streams.client``; the last two do ``XADD`` + ``XLEN`` on their fresh server. A
+  ``conftest.py`` hook measures the CPU time of each test's whole protocol (set-up, call, tear-down:
+  ``time.process_time``); the report gives the median per kind and the overhead above the empty test.
+  (Interleaving in one process makes the kinds share the machine's state; CPU time is what other processes
+  on a shared machine inflate least.)
 * **plugin start**: a one-test suite that never asks for the fixture, with the plugin loaded and with
-  ``-p no:fake_redis_streams``; the difference is what installing the package costs every pytest run
-  (and every xdist worker). ``python -X importtime`` of the plugin module is reported beside it.
-* **alive after gc**: the fixture suite's last test counts the ``FakeStreamsServer`` objects still alive after
-  ``gc.collect()`` once every other test ended (each wrote entries), and the process's peak RSS.
+  ``-p no:fake_redis_streams`` (``--repeat`` runs of each, interleaved, the fastest CPU time of each: on a
+  shared machine interference only adds); the difference is what installing the package costs every pytest
+  run (and every xdist worker). ``python -X importtime`` of the plugin module is reported beside it (fastest
+  of ``--repeat`` fresh processes).
+* **alive after gc**: after the per-test session's rounds, its last test counts the ``FakeStreamsServer``
+  objects still alive after ``gc.collect()``, and the process's peak RSS.
 """
 
 from __future__ import annotations
@@ -28,76 +29,91 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 import report  # benchmarks/ is the folder of the script, first on sys.path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-SUITES = {
-    "empty": """
-        import pytest
+CONFTEST = """
+import time
+from collections import defaultdict
 
-        @pytest.mark.parametrize("i", range({n}))
-        def test_nothing(i):
-            pass
-        """,
-    "fakeredis": """
-        import fakeredis
-        import pytest
+import pytest
 
-        @pytest.fixture
-        def r():
-            client = fakeredis.FakeRedis()
-            yield client
-            client.close()
-
-        @pytest.mark.parametrize("i", range({n}))
-        def test_one(r, i):
-            r.xadd("s", {{"f": "v"}})
-            assert r.xlen("s") == 1
-        """,
-    "fixture": """
-        import gc, resource
-        import pytest
-
-        @pytest.mark.parametrize("i", range({n}))
-        def test_one(fake_redis_streams, i):
-            r = fake_redis_streams.client
-            r.xadd("s", {{"f": "v"}})
-            assert r.xlen("s") == 1
-
-        def test_zz_alive():
-            from fake_streams.server import FakeStreamsServer
-            gc.collect()
-            alive = sum(1 for o in gc.get_objects() if isinstance(o, FakeStreamsServer))
-            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            print(f"ALIVE={{alive}} RSS_KB={{rss}}")
-        """,
-    "plain": """
-        def test_plain():
-            assert True
-        """,
-}
+TIMES = defaultdict(list)
 
 
-def write_suites(into: str, n: int) -> Dict[str, str]:
-    """``{suite name + size: folder}``: each suite at ``n`` and at ``4 * n`` tests (the plain suite once)."""
-    paths = {}
-    for name, text in SUITES.items():
-        for size in ((1,) if name == "plain" else (n, 4 * n)):
-            folder = os.path.join(into, f"{name}{size}")
-            os.makedirs(folder, exist_ok=True)
-            with open(os.path.join(folder, f"test_{name}.py"), "w") as fh:
-                fh.write(textwrap.dedent(text.format(n=size)))
-            with open(os.path.join(folder, "pytest.ini"), "w") as fh:
-                fh.write("[pytest]\n")
-            paths[f"{name}{size}" if name != "plain" else name] = folder
-    return paths
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    start = time.process_time()
+    yield
+    spec = getattr(item, "callspec", None)
+    if spec is not None and "kind" in spec.params:
+        TIMES[spec.params["kind"]].append(time.process_time() - start)
 
 
-def run_suite(folder: str, *args: str) -> (float, str):
+def pytest_sessionfinish(session):
+    for kind, values in sorted(TIMES.items()):
+        values = sorted(values)
+        print(f"KIND {kind} {values[len(values) // 2] * 1e3:.4f} {len(values)}")
+"""
+
+PER_TEST = """
+import gc, resource
+
+import fakeredis
+import pytest
+
+
+@pytest.fixture
+def plain_fakeredis():
+    client = fakeredis.FakeRedis()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def nothing():
+    yield None
+
+
+FIXTURE = {{"empty": "nothing", "fakeredis": "plain_fakeredis", "fixture": "fake_redis_streams"}}
+
+
+@pytest.mark.parametrize("i,kind", [(i, kind) for i in range({n}) for kind in ("empty", "fakeredis", "fixture")])
+def test_one(request, i, kind):
+    value = request.getfixturevalue(FIXTURE[kind])
+    if kind != "empty":
+        r = value if kind == "fakeredis" else value.client
+        r.xadd("s", {{"f": "v"}})
+        assert r.xlen("s") == 1
+
+
+def test_zz_alive():
+    from fake_streams.server import FakeStreamsServer
+    gc.collect()
+    alive = sum(1 for o in gc.get_objects() if isinstance(o, FakeStreamsServer))
+    print(f"ALIVE={{alive}} RSS_KB={{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}")
+"""
+
+PLAIN = """
+def test_plain():
+    assert True
+"""
+
+
+def write_suite(into: str, name: str, files: Dict[str, str]) -> str:
+    folder = os.path.join(into, name)
+    os.makedirs(folder, exist_ok=True)
+    for filename, text in files.items():
+        with open(os.path.join(folder, filename), "w") as fh:
+            fh.write(textwrap.dedent(text))
+    return folder
+
+
+def run_suite(folder: str, *args: str) -> Tuple[float, str]:
     """CPU seconds (user + system) of one pytest subprocess run in ``folder``, and its output."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -123,52 +139,41 @@ def import_ms() -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tests", type=int, default=200)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--tests", type=int, default=300, help="rounds of (empty, fakeredis, fixture) tests")
+    ap.add_argument("--repeat", type=int, default=5, help="runs of the plugin-start suites and of -X importtime")
     ap.add_argument("--out", help="markdown file to write (default: print only)")
     args = ap.parse_args()
-    runs: Dict[str, List[float]] = {}
-    alive = ""
     with tempfile.TemporaryDirectory() as tmp:
-        paths = write_suites(tmp, args.tests)
-        n = args.tests
-        plans = [(f"{s} x{k}", f"{s}{k}", extra) for k in (n, 4 * n)
-                 for s, extra in (("empty", ()), ("fakeredis", ("-p", "no:fake_redis_streams")), ("fixture", ()))]
-        plans += [("plain, plugin loaded", "plain", ()),
-                  ("plain, -p no:fake_redis_streams", "plain", ("-p", "no:fake_redis_streams"))]
-        for rep in range(args.repeat):
-            for label, suite, extra in plans[rep % len(plans):] + plans[: rep % len(plans)]:
-                seconds, out = run_suite(paths[suite], *extra)
-                runs.setdefault(label, []).append(seconds)
-                found = re.search(r"ALIVE=\d+ RSS_KB=\d+", out)
-                if found:
-                    alive = found.group(0)
-    med = {k: statistics.median(v) for k, v in runs.items()}
-    n = args.tests
-
-    def per_test_ms(suite: str) -> float:
-        return (med[f"{suite} x{4 * n}"] - med[f"{suite} x{n}"]) / (3 * n) * 1000
-
-    empty_ms = per_test_ms("empty")
-    fixture_ms = per_test_ms("fixture") - empty_ms
-    fakeredis_ms = per_test_ms("fakeredis") - empty_ms
-    start_ms = (med["plain, plugin loaded"] - med["plain, -p no:fake_redis_streams"]) * 1000
+        per_test = write_suite(tmp, "per_test", {"conftest.py": CONFTEST, "test_per_test.py": PER_TEST.format(n=args.tests),
+                                                 "pytest.ini": "[pytest]\n"})
+        plain = write_suite(tmp, "plain", {"test_plain.py": PLAIN, "pytest.ini": "[pytest]\n"})
+        _, out = run_suite(per_test)
+        starts: Dict[str, List[float]] = {"loaded": [], "not loaded": []}
+        for _ in range(args.repeat):
+            starts["loaded"].append(run_suite(plain)[0])
+            starts["not loaded"].append(run_suite(plain, "-p", "no:fake_redis_streams")[0])
+    kinds = {m.group(1): float(m.group(2)) for m in re.finditer(r"KIND (\w+) ([\d.]+) \d+", out)}
+    alive = re.search(r"ALIVE=(\d+) RSS_KB=(\d+)", out)
+    fixture_ms, fakeredis_ms = kinds["fixture"] - kinds["empty"], kinds["fakeredis"] - kinds["empty"]
+    start_ms = (min(starts["loaded"]) - min(starts["not loaded"])) * 1000
+    imports = [import_ms() for _ in range(args.repeat)]
     lines = [
-        f"CPU time of pytest subprocesses, median of {args.repeat} interleaved runs, suites of {n} and {4 * n} tests "
-        "(shared 2-CPU machine: CPU time, not wall time)",
+        f"One pytest session of {args.tests} interleaved rounds (empty test, fakeredis fixture, fake_redis_streams), "
+        "median CPU time per test (set-up + call + tear-down); shared 2-CPU machine",
         "",
-        "| suite | CPU s (median) | runs |",
-        "|---|---:|---|",
-    ]
-    lines += [f"| {k} | {med[k]:.3f} | {', '.join(f'{x:.3f}' for x in runs[k])} |" for k in runs]
-    lines += [
+        "| test | median CPU ms | above the empty test |",
+        "|---|---:|---:|",
+        f"| empty | {kinds['empty']:.3f} | — |",
+        f"| plain fakeredis fixture, XADD + XLEN | {kinds['fakeredis']:.3f} | {fakeredis_ms:.3f} ms |",
+        f"| `fake_redis_streams.client`, XADD + XLEN | {kinds['fixture']:.3f} | {fixture_ms:.3f} ms |",
         "",
-        f"* one empty test: {empty_ms:.2f} ms; overhead above it: fixture {fixture_ms:.2f} ms, fakeredis fixture "
-        f"{fakeredis_ms:.2f} ms (fixture ÷ fakeredis {fixture_ms / fakeredis_ms:.2f}×)",
-        f"* plugin start (plain suite, plugin loaded − `-p no:fake_redis_streams`): {start_ms:.1f} ms; "
-        f"`-X importtime` of pytest_plugin: {import_ms():.1f} ms",
-        f"* after {4 * n} fixture tests, gc.collect(): {alive.replace('ALIVE=', '').split()[0] if alive else '?'} "
-        f"FakeStreamsServer alive ({alive})",
+        f"* per-test overhead: fixture ÷ fakeredis fixture = {fixture_ms / fakeredis_ms:.2f}×",
+        f"* plugin start (a one-test suite, fastest of {args.repeat} CPU times, plugin loaded − `-p no:fake_redis_streams`): "
+        f"{start_ms:.1f} ms (loaded: {', '.join(f'{x:.3f}' for x in starts['loaded'])} s; not loaded: "
+        f"{', '.join(f'{x:.3f}' for x in starts['not loaded'])} s); `-X importtime` of pytest_plugin, fastest of "
+        f"{args.repeat}: {min(imports):.1f} ms (median {statistics.median(imports):.1f} ms)",
+        f"* after {3 * args.tests} tests, gc.collect(): {alive.group(1) if alive else '?'} FakeStreamsServer alive "
+        f"(peak RSS {int(alive.group(2)) // 1024 if alive else '?'} MB)",
     ]
     report.emit("\n".join(lines), args.out, "Per-test cost, plugin start, leaks (`python benchmarks/pertest.py`)")
     return 0

@@ -3,8 +3,9 @@
 A stream command sent by a :class:`~fake_streams.connection.FakeStreamsConnection` (sync) or
 ``FakeStreamsAsyncConnection`` normally travels ``redis-py pack → RESP bytes → fakeredis parser →
 _process_command → _name_to_func → Session.run_unit → Session.call → _decode_result → reply queue →
-read_response``. :func:`send` runs it instead as ``encode args → arity → server lock → Session.call``
-(``FakeStreamsServer.execute`` opens and finishes the execution unit itself) and keeps the reply on a
+read_response``. The hooks' ``send_command`` runs it instead as ``encode args (:func:`_encode`) → arity →
+server lock → FakeStreamsServer.execute`` (:func:`execute`: a batch of one for :func:`_run`, which
+pipelines use too; ``execute`` opens and finishes the execution unit itself) and keeps the reply on a
 per-socket deque that :func:`take` hands to ``read_response``. Non-transactional pipelines:
 :func:`pack_commands` leaves stream commands unpacked and :func:`send_deferred` runs them in order,
 sending every other command as RESP (hooks: :class:`SyncFastPath`, :class:`AsyncFastPath`).
@@ -177,7 +178,7 @@ def _encode(conn: Any, args: Tuple[Any, ...]) -> Optional[list]:
     ``args[0]`` is then a key of :func:`_commands`' table. O(len(args))."""
     if not ENABLED or not args:
         return None
-    table, codec = _setup(conn)
+    table, codec = conn._sf_fast_setup or _setup(conn)
     name = args[0]
     entry = table.get(name) if type(name) is str or type(name) is bytes else None
     if entry is None or codec is None:
@@ -207,7 +208,8 @@ def _encode(conn: Any, args: Tuple[Any, ...]) -> Optional[list]:
 
 
 def _setup(conn: Any) -> Tuple[Dict[Any, _Entry], Optional[Tuple[str, str]]]:
-    """Per connection, made on first use: the server's name table and the packer's str codec."""
+    """Per connection, made on first use: the server's name table and the packer's str codec (``_encode`` makes
+    it, so what runs an encoded command reads ``conn._sf_fast_setup``)."""
     cached = conn._sf_fast_setup
     if cached is None:
         cached = conn._sf_fast_setup = (_table(conn.streams_server.router), _str_codec(conn))
@@ -250,13 +252,7 @@ def execute(conn: Any, command: Tuple[Any, Any, Any], health: bool = True) -> bo
     ``sendall`` raises).
     """
     session = _session(conn, health)
-    return session is not None and _run(conn._sock, session, (command,), 0, _setup(conn)[0]) > 0
-
-
-def send(conn: Any, args: Tuple[Any, ...]) -> bool:
-    """``send_command`` directly; False = nothing done, use the dispatch path."""
-    encoded = _encode(conn, args)
-    return encoded is not None and execute(conn, (args[0], encoded, args))
+    return session is not None and _run(conn._sock, session, (command,), 0, conn._sf_fast_setup[0]) > 0
 
 
 class DeferredCommands(list):
@@ -294,7 +290,7 @@ def run_deferred(conn: Any, deferred: DeferredCommands, i: int) -> int:
     session = _session(conn, health=False)
     if session is None:
         return i
-    return _run(conn._sock, session, deferred, i, _setup(conn)[0])
+    return _run(conn._sock, session, deferred, i, conn._sf_fast_setup[0])
 
 
 def send_deferred(conn: Any, deferred: DeferredCommands, check_health: bool) -> None:
@@ -425,13 +421,19 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, ta
     decode_error = sock._decode_error
     append = fast.append
     added = False
+    xadd_name = None
+    spec = table[batch[i][0]][0]
     try:
         while i < n:
             name, args, _ = batch[i]  # the encoded args: a tuple (pipelines) or a list, read only here
             if name is None:
                 break
-            spec = table[name][0]
-            if spec.handler is not _XADD or args[0] != key:
+            if name is not xadd_name:  # the same name object command after command (redis-py's "XADD")
+                spec = table[name][0]
+                if spec.handler is not _XADD:
+                    break
+                xadd_name = name
+            if args[0] != key:
                 break
             i += 1
             try:
@@ -559,4 +561,4 @@ class AsyncFastPath:
             raise
 
 
-__all__ = ["AsyncFastPath", "SyncFastPath", "ENABLED", "DeferredCommands", "execute", "pack_commands", "pending", "prepare", "run_deferred", "send", "send_deferred", "take"]
+__all__ = ["AsyncFastPath", "SyncFastPath", "ENABLED", "DeferredCommands", "execute", "pack_commands", "pending", "prepare", "run_deferred", "send_deferred", "take"]
