@@ -283,9 +283,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     chosen_backends = (args.backends.split(",") if args.backends
                        else [b for b in BACKEND_ORDER if b != "before"])
     if args.before:
+        import atexit
+        import shutil
         import tempfile
 
         into = tempfile.mkdtemp(prefix="fake_streams_before_")
+        atexit.register(shutil.rmtree, into, True)  # the extracted copy goes with the run
         before_sha = backends.install_before(args.before, ROOT, into)
         sys.path.insert(0, into)
         if "before" not in chosen_backends:

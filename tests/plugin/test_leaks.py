@@ -30,6 +30,7 @@ import redis.asyncio
 from fake_streams import FakeStreamsConnection, FakeStreamsServer
 
 REFS = []
+BEFORE = []  # what existed before these tests (e.g. an outer session's fixtures, when run in-process)
 WAYS = ["client", "async_client", "from_url", "pool_from_url", "asyncio_from_url", "bind", "server_client",
         "connection_class"]
 
@@ -48,6 +49,22 @@ async def _write_async(r):
     await r.xgroup_create("s", "g", id="0")
     await r.xreadgroup("g", "c", {"s": ">"}, count=10)
     await r.aclose() if hasattr(r, "aclose") else await r.close()
+
+
+def _ours():
+    from fake_streams.connection import FakeStreamsAsyncConnection, FakeStreamsConnection
+    from fake_streams.patching import FakeNetwork
+    from fake_streams.stream import Stream
+
+    bases = (FakeStreamsConnection, FakeStreamsAsyncConnection)
+    return [obj for obj in gc.get_objects()
+            if isinstance(obj, (FakeStreamsServer, Stream, FakeNetwork))
+            or (isinstance(obj, type) and issubclass(obj, bases) and obj not in bases)]
+
+
+def test_aa_baseline():
+    gc.collect()
+    BEFORE.extend(_ours())  # held, so their ids stay theirs
 
 
 @pytest.mark.parametrize("round", range(4))
@@ -81,20 +98,13 @@ def test_writes(fake_redis_streams, way, round):
 
 
 def test_zz_nothing_of_the_ended_tests_is_alive():
-    from fake_streams.connection import FakeStreamsAsyncConnection, FakeStreamsConnection
-    from fake_streams.patching import FakeNetwork
-    from fake_streams.stream import Stream
-
     gc.collect()
     alive = sorted({what for what, ref in REFS if ref() is not None})
     assert len(REFS) > 3 * len(WAYS) * 4
     assert alive == []
-    bases = (FakeStreamsConnection, FakeStreamsAsyncConnection)
-    left = sorted(
-        type(obj).__name__ if not isinstance(obj, type) else f"class {obj.__name__}" for obj in gc.get_objects()
-        if isinstance(obj, (FakeStreamsServer, Stream, FakeNetwork))
-        or (isinstance(obj, type) and issubclass(obj, bases) and obj not in bases)
-    )
+    before = {id(obj) for obj in BEFORE}
+    left = sorted(f"class {obj.__name__}" if isinstance(obj, type) else type(obj).__name__
+                  for obj in _ours() if id(obj) not in before)
     assert left == []  # no server, stream, network or per-test connection class of ours anywhere
 """
 
@@ -103,7 +113,7 @@ def test_servers_streams_and_classes_of_ended_tests_are_collectable(pytester: py
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     pytester.makepyfile(test_leak=LEAK_SUITE)
     result = pytester.runpytest(*ARGS)
-    result.assert_outcomes(passed=8 * 4 + 1)
+    result.assert_outcomes(passed=8 * 4 + 2)
 
 
 PLAIN_SUITE = """
