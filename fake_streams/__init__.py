@@ -54,6 +54,12 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers and IDEs see
 
 
 def __getattr__(name: str) -> Any:
+    """The public names of :data:`_EXPORTS`, and ``__version__`` (see :mod:`fake_streams._version`), on first access."""
+    if name == "__version__":
+        from ._version import version
+
+        value = globals()["__version__"] = version()
+        return value
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -65,7 +65,7 @@ class FakeRedisStreams:
         return out
 
     @property
-    def client(self) -> Any:
+    def client(self) -> redis.Redis:
         """A sync ``redis.Redis`` on ``.url`` (created on first use, closed at teardown)."""
         if self._client is None:
             # the stock class bound by server=: no class made per test (a class is freed by the cyclic GC only)
@@ -74,7 +74,7 @@ class FakeRedisStreams:
             )
         return self._client
 
-    def async_client(self, **kwargs: Any) -> Any:
+    def async_client(self, **kwargs: Any) -> redis.asyncio.Redis:
         """A new ``redis.asyncio.Redis`` on ``.url``; ``kwargs`` override the pool options (closed at teardown)."""
         client = redis.asyncio.Redis.from_url(
             self.url, connection_class=FakeStreamsAsyncConnection, server=self.server, **self._client_kwargs(kwargs)
