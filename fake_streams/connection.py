@@ -46,6 +46,56 @@ _SERVER_CLOSED = "Connection closed by server."
 _DROP_PREFIXES = ("ssl_", "socket_keepalive", "socket_type")
 
 
+def _client_setinfo_kwargs() -> Dict[str, Any]:
+    """What redis-py would report in CLIENT SETINFO by default, as explicit keyword arguments (computed once).
+
+    Given explicitly, fakeredis does not have to find out whether our class takes them: it would ask
+    ``inspect.signature`` of every ``__init__`` in the MRO (a cost on the first connection of every new class,
+    e.g. every ``bind``) and remember the class in a module-level dict for good, keeping it, and the server
+    or network it holds, alive until the process ends (issue 13). redis-py >= 7.1: ``driver_info``; 5.0–7.0:
+    ``lib_name``/``lib_version`` (their defaults); 4.x takes neither (nothing to give)."""
+    global _SETINFO
+    if _SETINFO is None:
+        import inspect
+
+        from redis.connection import AbstractConnection
+
+        params = inspect.signature(AbstractConnection.__init__).parameters
+        version = _redis_py_version()
+        if "driver_info" in params:
+            from redis.driver_info import DriverInfo
+
+            _SETINFO = {"driver_info": (DriverInfo, version)}
+        elif "lib_version" in params:
+            _SETINFO = {"lib_name": "redis-py", "lib_version": version}
+        else:
+            _SETINFO = {}
+    return _SETINFO
+
+
+_SETINFO: Optional[Dict[str, Any]] = None
+
+
+def _redis_py_version() -> str:
+    """redis-py's version as it reports it (its ``get_lib_version`` reads the package metadata, a slow call)."""
+    try:
+        from redis.utils import get_lib_version
+    except ImportError:  # pragma: no cover - redis-py 4.x
+        return redis.__version__
+    return str(get_lib_version())
+
+
+def _add_setinfo(kwargs: Dict[str, Any]) -> None:
+    """Fill in what redis-py would report in CLIENT SETINFO unless the caller said (see :func:`_client_setinfo_kwargs`)."""
+    if "driver_info" in kwargs or "lib_name" in kwargs or "lib_version" in kwargs:
+        return
+    for name, value in _client_setinfo_kwargs().items():
+        if name == "driver_info":  # a fresh DriverInfo per connection, as redis-py makes one (it is mutable)
+            kind, version = value
+            value = kind(lib_version=version)
+        kwargs[name] = value
+
+
 def _resolve(cls: type, kwargs: Dict[str, Any]) -> FakeStreamsServer:
     """Pick the server for a new connection and strip what the base classes must not see."""
     server = kwargs.pop("server", None) or getattr(cls, "_bound_server", None)
@@ -63,6 +113,7 @@ def _resolve(cls: type, kwargs: Dict[str, Any]) -> FakeStreamsServer:
         raise TypeError(f"server= must be a FakeStreamsServer, not {type(server).__name__}")
     if server.closed:
         raise ValueError(f"{server!r} is closed")
+    _add_setinfo(kwargs)
     return server
 
 
@@ -84,11 +135,6 @@ class _Common:
 
     def get_resolved_ip(self) -> Optional[str]:
         return None
-
-    @property
-    def _sf_decodes(self) -> bool:
-        """Whether replies are decoded (``decode_responses``)."""
-        return bool(getattr(self.encoder, "decode_responses", False))  # type: ignore[attr-defined]
 
     def _decode(self, response: Any) -> Any:
         """Decode a reply as the parser would (RESP3 maps too); identity without ``decode_responses``."""
@@ -148,20 +194,11 @@ class FakeStreamsConnection(_Common, fastpath.SyncFastPath, _fakeredis.SyncConne
     def read_response(self, disable_decoding: bool = False, **kwargs: Any) -> Any:
         """The next reply, waiting at most ``socket_timeout`` (``timeout=`` overrides it; None = forever)."""
         sock = self._sock
-        if sock is not None:
-            fast = sock.__dict__.get("_sf_fast")  # replies of stream commands run directly (_fakeredis/fastpath.py)
-            if fast:
-                session = sock._sf_session  # = fastpath.take, inlined (one call less per pipelined reply)
-                if session is not None and session.resume_pending:
-                    session.resume_if_pending()
-                item = fast.popleft()
-                if type(item) is not bytes and isinstance(item, BaseException):
-                    raise item
-                if disable_decoding or not getattr(self.encoder, "decode_responses", False):  # = _sf_decodes
-                    return item
-                return self._decode(item)
-        else:  # closed by another thread before this one got to read
+        if sock is None:  # closed by another thread before this one got to read
             raise self._sf_closed_error()
+        fast = sock.__dict__.get("_sf_fast")  # replies of stream commands run directly (fastpath.py)
+        if fast:
+            return fastpath.take(self, fast, disable_decoding)
         session = getattr(sock, "_sf_session", None)
         if session is None:
             return super().read_response(disable_decoding=disable_decoding, **kwargs)
