@@ -8,8 +8,8 @@ no polling. It leaves on exactly one of these paths, each of which removes every
 * **served** — a key it waits on is signalled ready and the visit of that key re-runs its command for
   it (:meth:`_visit`); the reply (data, NOGROUP, WRONGTYPE …) is delivered to its socket;
 * **timeout** — its deadline on the *server clock* passes: nil. A ManualClock expires deadlines the
-  moment it is moved (:meth:`on_clock_change`); the SystemClock has one timer thread per server,
-  started on demand and gone when nothing waits (:class:`fake_streams.timer.Timer`);
+  moment it is moved (:meth:`on_clock_change`); the SystemClock is served by the process's one timer
+  thread, started on demand and gone when nothing is due (:class:`fake_streams.timer.Timer`);
 * **CLIENT UNBLOCK** ``TIMEOUT`` (nil) / ``ERROR`` (``-UNBLOCKED …``) — :meth:`unblock`;
 * **connection closed** by the client (redis-py disconnect, task cancellation, socket_timeout) —
   :meth:`drop`; or by the server (``close()``, ``connected = False``) — :meth:`release_all`;
@@ -194,11 +194,10 @@ class BlockingRegistry:
             idle = not self._waiters
         waiter.session.set_blocked(False)
         if idle and (self._deadlines or self._safety or self._expiry):
-            self._deadlines.clear()  # every entry is stale now: let the timer thread end
-            self._safety.clear()
+            self._deadlines.clear()  # every entry is stale now; the timer stays armed (firing it finds
+            self._safety.clear()  # nothing due), so the next BLOCK costs no thread start and no wake-up
             self._expiry.clear()
             self._expiry_at.clear()
-            self._timer.kick()
         return True
 
     def _live(self, waiter: Waiter) -> bool:
@@ -453,6 +452,10 @@ class BlockingRegistry:
             self._server.finish_unit(unit)
         return min(waits) if waits else None
 
+    def timer_failed(self, text: str) -> None:
+        """The timer's ``run_due`` raised (a bug): recorded like a handler's, the timer goes on."""
+        self._server.internal_errors.append(("blocking timer", [], text))
+
     def _safety_message(self, waiter: Waiter) -> str:
         command = b" ".join(waiter.argv).decode("utf-8", "replace")
         clock = self._server.clock
@@ -495,7 +498,8 @@ class BlockingRegistry:
         return self.snapshot()
 
     def close(self) -> None:
-        """Stop the timer thread (at most ~1 s). The clients must have been released already."""
+        """Disarm the timer (its thread ends, at most ~1 s, if no other server uses it). The clients must
+        have been released already."""
         self.closed = True
         self._timer.stop()
 
