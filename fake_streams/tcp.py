@@ -32,7 +32,7 @@ import time
 from typing import Any, Deque, List, Sequence, Set
 
 from . import _fakeredis
-from .reply import RepeatedKeyMap, Status
+from .reply import ErrorReply, RepeatedKeyMap, Status
 
 #: how often a blocked command's client is checked for a hang-up (seconds)
 _REAP_INTERVAL_S = 0.1
@@ -50,18 +50,6 @@ class _NilArray:
 
 
 NIL_ARRAY = _NilArray()
-
-
-class ErrorReply:
-    """An error reply; ``value`` is the full text with its code, without the leading ``-``."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value if isinstance(value, bytes) else str(value).encode()
-
-    def __repr__(self) -> str:
-        return f"ErrorReply({self.value!r})"
 
 
 class Reply:
