@@ -11,6 +11,7 @@ no polling. It leaves on exactly one of these paths, each of which removes every
   moment it is moved (:meth:`on_clock_change`); the SystemClock is served by the process's one timer
   thread, started on demand and gone when nothing is due (:class:`fake_streams.timer.Timer`);
 * **CLIENT UNBLOCK** ``TIMEOUT`` (nil) / ``ERROR`` (``-UNBLOCKED …``) — :meth:`unblock`;
+* **CLIENT KILL** — :meth:`hang_up` (the reader gets the ConnectionError of a server hang-up);
 * **connection closed** by the client (redis-py disconnect, task cancellation, socket_timeout) —
   :meth:`drop`; or by the server (``close()``, ``connected = False``) — :meth:`release_all`;
 * **safety net** — blocked longer than ``block_safety_s`` seconds of *real* time: the call fails with
@@ -375,6 +376,12 @@ class BlockingRegistry:
                 waiter.session.deliver(ReplyError("UNBLOCKED_BY_CLIENT") if error else None)
                 return True
         return False
+
+    def hang_up(self, session: Any) -> bool:
+        """``session``'s connection is killed (CLIENT KILL; lock held): forget its parked read, if it has one
+        (True). The caller tells the reader."""
+        waiter = self._waiters.get(session)
+        return waiter is not None and self._remove(waiter)
 
     def release_all(self, exc: BaseException) -> None:
         """The server goes away: every blocked call fails with ``exc`` (lock held if possible)."""

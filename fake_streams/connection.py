@@ -32,6 +32,7 @@ import redis.exceptions
 from . import _fakeredis
 from ._fakeredis import fastpath
 from ._fakeredis.sessions import CLOSED_BY_CLIENT
+from ._fakeredis.sessions import SERVER_CLOSED as _SERVER_CLOSED  # what redis-py raises when the server hangs up
 from .server import FakeStreamsServer
 
 try:
@@ -43,8 +44,6 @@ try:
     from asyncio import timeout as _async_timeout  # Python >= 3.11
 except ImportError:  # pragma: no cover - Python < 3.11: redis-py's own dependency there
     from async_timeout import timeout as _async_timeout  # type: ignore[no-redef]
-#: what redis-py's parsers raise when the server hangs up
-_SERVER_CLOSED = "Connection closed by server."
 
 #: kwargs redis-py builds for SSL / keepalive / socket families that an in-memory socket has no use for
 _DROP_PREFIXES = ("ssl_", "socket_keepalive", "socket_type")

@@ -47,6 +47,8 @@ class _ClosedByClient:
 
 
 CLOSED_BY_CLIENT = _ClosedByClient()
+#: what redis-py's parsers raise when the server hangs up
+SERVER_CLOSED = "Connection closed by server."
 
 
 class Session:
@@ -192,6 +194,15 @@ class Session:
         if busy:  # maybe a fakeredis blocking command (BLPOP …) parked in its thread: end it
             access.end_fakeredis_block(self._sock, self.server.backend.lock)
         return not busy
+
+    def killed(self) -> None:
+        """CLIENT KILL of this connection (lock held): a parked stream read ends now with the ConnectionError a
+        real client gets when the server hangs up; later commands fail as fakeredis makes them (killed socket)."""
+        if not self.alive:
+            return
+        self.alive = False
+        if self.server.blocking.hang_up(self):
+            self._push(redis.exceptions.ConnectionError(SERVER_CLOSED), resume=False)
 
     def on_close(self) -> None:
         """Unregister a parked command and wake a reader still waiting for its reply."""

@@ -42,6 +42,7 @@ class StreamsSocketMixin:
     _killed = False  # CLIENT KILL / an injected drop (read by the direct path's state check)
     _sf_script_argv: Any = None
     _sf_acl_checked: Any = None  # the server's dispatch generation at which the direct path found the ACL open
+    _sf_async_block = False  # an asyncio fakeredis blocking command's task holds the session (see _blocking)
 
     def _process_command(self, fields: Any) -> None:
         session = self._sf_session
@@ -95,6 +96,49 @@ class StreamsSocketMixin:
         session = self._sf_session
         if session is None or session.request_close():
             self._sf_close_now()
+
+    def _blocking(self, *args: Any, **kwargs: Any) -> Any:
+        """fakeredis's blocking commands (BLPOP, BZPOPMIN …). On an asyncio socket fakeredis parks the command
+        in a task of its own, with a wake-up callback on the database that only that task removes, through the
+        socket's database: a close that wiped the socket first (a cancelled read) left the callback behind, to
+        fire later on a closed loop. So the task counts as a running command of the session (entered here,
+        left when it ends): a close waits for it, ends its wait (``Session.request_close``: as CLIENT
+        UNBLOCK does) and completes when it is done."""
+        session = self._sf_session
+        if (session is None or not isinstance(self, AsyncFakeSocket)
+                or not hasattr(super(), "_async_blocking") or not session.enter()):
+            return super()._blocking(*args, **kwargs)  # type: ignore[misc]
+        try:
+            result = super()._blocking(*args, **kwargs)  # type: ignore[misc]
+        except BaseException:
+            session.leave()
+            raise
+        if getattr(self, "_blocked", False):  # parked: the task leaves the session when it ends
+            self._sf_async_block = True
+        else:
+            session.leave()
+        return result
+
+    async def _async_blocking(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            await super()._async_blocking(*args, **kwargs)  # type: ignore[misc]
+        finally:
+            session = self._sf_session
+            if self._sf_async_block and session is not None:
+                self._sf_async_block = False
+                session.leave()  # a close waiting for this task completes now
+
+    def kill(self) -> None:
+        """CLIENT KILL (lock held): fakeredis drops the socket, and a stream read parked in it ends at once
+        as the server's hang-up ends a real client's read (:meth:`Session.killed`)."""
+        parent = getattr(super(), "kill", None)
+        if parent is not None:
+            parent()
+        else:  # fakeredis < 2.35 has no CLIENT KILL (access.kill, an injected drop, still ends a parked read)
+            self._killed = True
+        session = self._sf_session
+        if session is not None:
+            session.killed()
 
     def _sf_close_now(self) -> None:
         if getattr(self, "_server", None) is not None:
