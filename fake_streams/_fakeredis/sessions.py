@@ -25,6 +25,7 @@ This module imports nothing from fakeredis; it reaches the socket through :mod:`
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any, Callable, List
 
@@ -213,6 +214,11 @@ class Session:
         self._push(CLOSED_BY_CLIENT, resume=False)
 
 
+#: the running event loop of this thread, or None: get_running_loop() without raising (asyncio._get_running_loop,
+#: undocumented but stable since Python 3.7)
+_running_loop = asyncio._get_running_loop
+
+
 def _is_reply(item: BaseException) -> bool:
     return isinstance(item, redis.exceptions.ResponseError)
 
@@ -248,11 +254,17 @@ class AsyncSession(Session):
         self._loop = access.socket_loop(sock)
 
     def _push(self, item: Any, resume: bool) -> None:
+        """Hand ``item`` to the socket's loop: ``call_soon`` from the loop's own thread (a writer task on the
+        same loop: no wake-up write to the loop's self-pipe), ``call_soon_threadsafe`` from any other."""
         queue = self._sock.responses  # captured: close() drops it from the socket, a reader still awaits it
         if queue is None:
             return
+        loop = self._loop
         try:
-            self._loop.call_soon_threadsafe(self._finish, queue, item, resume)
+            if _running_loop() is loop:
+                loop.call_soon(self._finish, queue, item, resume)
+            else:
+                loop.call_soon_threadsafe(self._finish, queue, item, resume)
         except RuntimeError:  # the loop is closed: nobody is left to read
             pass
 
