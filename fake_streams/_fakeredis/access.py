@@ -61,12 +61,19 @@ def end_fakeredis_block(sock: Any, lock: Any) -> None:
     if not getattr(sock, "_blocked", False) or not lock.acquire(timeout=0.05):
         return
     try:
-        db = getattr(sock, "_db", None)
-        if getattr(sock, "_blocked", False) and db is not None:
-            sock._unblock_reason = b"timeout"
-            _wake(db)
+        end_fakeredis_block_locked(sock)
     finally:
         lock.release()
+
+
+def end_fakeredis_block_locked(sock: Any) -> bool:
+    """:func:`end_fakeredis_block` with the lock held; True if the socket was blocked in such a command."""
+    db = getattr(sock, "_db", None)
+    if not getattr(sock, "_blocked", False) or db is None:
+        return False
+    sock._unblock_reason = b"timeout"
+    _wake(db)
+    return True
 
 
 def socket_loop(sock: Any) -> Any:

@@ -197,13 +197,16 @@ class Session:
         return not busy
 
     def killed(self) -> None:
-        """CLIENT KILL of this connection (lock held): a parked stream read ends now with the ConnectionError a
-        real client gets when the server hangs up; later commands fail as fakeredis makes them (killed socket)."""
+        """CLIENT KILL of this connection (lock held): a parked stream read, or a fakeredis blocking command
+        (BLPOP …), ends now with the ConnectionError a real client gets when the server hangs up (queued ahead
+        of the nil fakeredis's command then answers, which the dropped connection never reads); later
+        commands fail as fakeredis makes them (killed socket)."""
         if not self.alive:
             return
         self.alive = False
-        if self.server.blocking.hang_up(self):
+        if self.server.blocking.hang_up(self) or getattr(self._sock, "_blocked", False):
             self._push(redis.exceptions.ConnectionError(SERVER_CLOSED), resume=False)
+            access.end_fakeredis_block_locked(self._sock)
 
     def on_close(self) -> None:
         """Unregister a parked command and wake a reader still waiting for its reply."""

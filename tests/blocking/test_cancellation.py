@@ -76,15 +76,17 @@ def test_cancelling_a_task_blocked_in_xreadgroup_with_socket_timeout_ends_it_at_
 
 # --------------------------------------------------------------------------------------- CLIENT KILL
 @pytest.mark.parametrize("mode", ["sync", "async"])
-@pytest.mark.parametrize("command", ["xread", "xreadgroup"])
+@pytest.mark.parametrize("command", ["xread", "xreadgroup", "blpop"])
 def test_client_kill_of_a_client_blocked_in_block_0_releases_it_at_once(duo, mode, command):
-    """The killed client's blocked call ends at once with the real server's client-visible outcome; the
-    killer gets 1 (``CLIENT KILL ID``) / OK (``CLIENT KILL addr``: not by address here); the client's next
-    command reconnects."""
+    """The killed client's blocked call ends at once with the real server's client-visible outcome (a
+    stream read parked in the engine, or BLPOP served by fakeredis); the killer gets 1 (``CLIENT KILL ID``);
+    the client's next command reconnects."""
 
     def read(r: Any) -> Any:
         if command == "xread":
             return r.xread({"s": "$"}, block=0)
+        if command == "blpop":
+            return r.blpop(["l"], timeout=0)
         return r.xreadgroup("g", "c", {"s": ">"}, block=0)
 
     def sync_scenario(side):
@@ -95,14 +97,14 @@ def test_client_kill_of_a_client_blocked_in_block_0_releases_it_at_once(duo, mod
         results: List[Any] = []
         thread = threading.Thread(target=lambda: results.append(outcome_of(lambda: read(reader))), daemon=True)
         thread.start()
-        duo.wait_blocked(side)
+        _wait_info_blocked(side, 1)
         start = time.monotonic()
         killed = admin.client_kill_filter(_id=reader_id)
         thread.join(WAIT_S)  # real-time: the killed reader's thread returns, bounded
         assert not thread.is_alive(), "the killed client stayed blocked"
         quick = time.monotonic() - start < 1.0
         after = reader.xlen("s")
-        _wait_unblocked(duo, side)
+        _wait_info_blocked(side, 0)
         return killed, results[0], quick, after
 
     async def async_scenario(side):
@@ -112,13 +114,13 @@ def test_client_kill_of_a_client_blocked_in_block_0_releases_it_at_once(duo, mod
             await admin.xgroup_create("s", "g", id="$", mkstream=True)
             reader_id = await reader.client_id()
             task = asyncio.ensure_future(read(reader))
-            await asyncio.to_thread(duo.wait_blocked, side, 1)
+            await asyncio.to_thread(_wait_info_blocked, side, 1)
             start = time.monotonic()
             killed = await admin.client_kill_filter(_id=reader_id)
             outcome = await asyncio.wait_for(outcome_async(task), WAIT_S)
             quick = time.monotonic() - start < 1.0
             after = await reader.xlen("s")
-            await asyncio.to_thread(_wait_unblocked, duo, side)
+            await asyncio.to_thread(_wait_info_blocked, side, 0)
             return killed, outcome, quick, after
         finally:
             await aclose(admin)
