@@ -18,6 +18,8 @@ thread or task ends the wait (sync: ``ConnectionError`` with the hiredis parser,
 operation on closed file.')`` with the pure-Python one, as redis-py does on a real socket; asyncio:
 ``ConnectionError``); a cancelled read drops the connection, as redis-py does. Reconnecting to a
 closed server fails with ConnectionError and stops that connection's retries (it is gone for good).
+The asyncio class yields to the event loop once per command and per pipeline execute, as socket I/O does
+(see :class:`FakeStreamsAsyncConnection`).
 """
 
 from __future__ import annotations

@@ -12,7 +12,11 @@ How a parked command's reply reaches redis-py:
   thread, blocked in ``read_response`` on that queue (under ``socket_timeout``, like a real socket),
   takes it and resumes the parser (:meth:`Session.resume_if_pending`, also called before a send).
 * **asyncio** — the same, but the reply is queued and the parser resumed on the socket's event loop
-  (``loop.call_soon_threadsafe``), so writers in other threads or loops wake it.
+  (``loop.call_soon`` from a writer on that loop, ``call_soon_threadsafe`` from other threads or loops).
+
+CLIENT KILL (:meth:`Session.killed`, lock held) ends a parked stream read, or a fakeredis blocking command
+(BLPOP …), with the ConnectionError of a server hang-up. An asyncio fakeredis blocking command's task holds
+the session like a running command (``socket.StreamsSocketMixin._blocking``), so a close waits for it.
 
 Closing: the socket's ``close`` calls :meth:`Session.request_close` (any thread, maybe from GC): the
 registration is dropped and a reader still waiting is woken with :data:`CLOSED_BY_CLIENT`. fakeredis's
