@@ -230,3 +230,30 @@ def _wait_info_blocked(side, n: int) -> None:
         assert time.monotonic() < bound, f"blocked_clients never became {n}"
         time.sleep(0.002)  # real-time: polling INFO, bounded above
     probe.close()
+
+
+# ------------------------------------------------------------------------- through the fixture, as users
+@pytest.mark.asyncio
+@pytest.mark.parametrize("command", ["bzpopmin", "blpop"])
+async def test_through_the_fixture_a_cancelled_fakeredis_blocking_command_leaves_nothing_for_teardown(
+        fake_redis_streams, command):
+    """The issue's case: a pytest-asyncio test cancels a task blocked in BZPOPMIN / BLPOP and passes; the
+    fixture's teardown runs after the test's loop is closed. Nothing of the cancelled command is left for
+    that teardown to fire (it used to raise ``RuntimeError: Event loop is closed`` there)."""
+    r = fake_redis_streams.async_client()
+    await r.ping()
+    task = asyncio.ensure_future(FAKEREDIS_BLOCKING[command](r))
+    server = fake_redis_streams.server
+    bound = time.monotonic() + WAIT_S
+    while not _change_callbacks(server):
+        assert time.monotonic() < bound, "the command never blocked"
+        await asyncio.sleep(0.001)  # real-time: fakeredis's blocking task registers, bounded above
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await r.aclose()
+    for _ in range(100):  # fakeredis's task ends its wait in a few loop iterations
+        if not _change_callbacks(server):
+            break
+        await asyncio.sleep(0)
+    assert _change_callbacks(server) == 0
