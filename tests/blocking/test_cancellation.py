@@ -153,6 +153,25 @@ def _change_callbacks(server: FakeStreamsServer) -> int:
     return sum(len(getattr(db, "_change_callbacks", ())) for db in server.backend.fake.dbs.values())
 
 
+async def _block_cancel_and_close(server: FakeStreamsServer, r: Any, command: str) -> None:
+    """``command`` blocks in a task of ``r``'s, the task is cancelled, ``r`` closed; returns once fakeredis's
+    own task has had the loop iterations it needs to end its wait."""
+    await r.ping()
+    task = asyncio.ensure_future(FAKEREDIS_BLOCKING[command](r))
+    bound = time.monotonic() + WAIT_S
+    while not _change_callbacks(server):
+        assert time.monotonic() < bound, "the command never blocked"
+        await asyncio.sleep(0.001)  # real-time: fakeredis's blocking task registers, bounded above
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await aclose(r)
+    for _ in range(100):  # fakeredis's task ends its wait in a few loop iterations
+        if not _change_callbacks(server):
+            break
+        await asyncio.sleep(0)
+
+
 @pytest.mark.parametrize("command", sorted(FAKEREDIS_BLOCKING))
 def test_a_cancelled_fakeredis_blocking_command_leaves_no_wake_up_callback(command):
     """Cancel a task blocked in a command fakeredis serves: its wake-up callback and its blocked state go
@@ -160,21 +179,7 @@ def test_a_cancelled_fakeredis_blocking_command_leaves_no_wake_up_callback(comma
     server = FakeStreamsServer()
 
     async def scenario() -> tuple:
-        r = server.async_client(**ASYNC_NO_RETRY)
-        await r.ping()
-        task = asyncio.ensure_future(FAKEREDIS_BLOCKING[command](r))
-        bound = time.monotonic() + WAIT_S
-        while not _change_callbacks(server):
-            assert time.monotonic() < bound, "the command never blocked"
-            await asyncio.sleep(0.001)  # real-time: fakeredis's blocking task registers, bounded above
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        await aclose(r)
-        for _ in range(100):  # fakeredis's task ends its wait in a few loop iterations
-            if not _change_callbacks(server):
-                break
-            await asyncio.sleep(0)
+        await _block_cancel_and_close(server, server.async_client(**ASYNC_NO_RETRY), command)
         return _change_callbacks(server), await asyncio.to_thread(
             lambda: server.client().info("clients")["blocked_clients"])
 
@@ -240,20 +245,6 @@ async def test_through_the_fixture_a_cancelled_fakeredis_blocking_command_leaves
     """The issue's case: a pytest-asyncio test cancels a task blocked in BZPOPMIN / BLPOP and passes; the
     fixture's teardown runs after the test's loop is closed. Nothing of the cancelled command is left for
     that teardown to fire (it used to raise ``RuntimeError: Event loop is closed`` there)."""
-    r = fake_redis_streams.async_client()
-    await r.ping()
-    task = asyncio.ensure_future(FAKEREDIS_BLOCKING[command](r))
     server = fake_redis_streams.server
-    bound = time.monotonic() + WAIT_S
-    while not _change_callbacks(server):
-        assert time.monotonic() < bound, "the command never blocked"
-        await asyncio.sleep(0.001)  # real-time: fakeredis's blocking task registers, bounded above
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    await r.aclose()
-    for _ in range(100):  # fakeredis's task ends its wait in a few loop iterations
-        if not _change_callbacks(server):
-            break
-        await asyncio.sleep(0)
+    await _block_cancel_and_close(server, fake_redis_streams.async_client(), command)
     assert _change_callbacks(server) == 0
