@@ -259,7 +259,8 @@ class FakeStreamsAsyncConnection(_Common, fastpath.AsyncFastPath, _fakeredis.Asy
             await super().send_packed_command(command, check_health)
             return
         if not self.is_connected:
-            await self.connect_check_health(check_health=False)
+            connect = getattr(self, "connect_check_health", None)  # redis-py >= 5.1; before: connect()
+            await (connect(check_health=False) if connect is not None else self.connect())
         if check_health:
             await self.check_health()
         try:

@@ -144,8 +144,13 @@ def test_a_cancel_that_lands_on_the_yield_drops_the_connection_so_no_reply_goes_
         r = server.async_client(**NO_RETRY)
         try:
             await r.set("k", "1")
+            probe = server.client()
             task = asyncio.ensure_future(r.incr("k"))
-            await asyncio.sleep(0)  # the task sent INCR (run at once in memory) and yields before its read
+            for _ in range(100):  # until the task has sent INCR (run at once in memory): it then yields
+                await asyncio.sleep(0)  # in the same step, before its read, and stands on that yield now
+                if probe.get("k") == b"2":
+                    break
+            assert not task.done()
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task

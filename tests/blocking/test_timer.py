@@ -22,6 +22,7 @@ import pytest
 
 from fake_streams import FakeStreamsServer
 from fake_streams.timer import Timer, timer_thread_alive, timer_threads_started
+from tests.support.redis_compat import aclose
 
 from .conftest import WAIT_S
 
@@ -57,8 +58,8 @@ def test_many_async_blocks_and_wakes_start_at_most_one_thread():
                 await asyncio.sleep(0)
             await writer.xadd("s", {"i": str(i)})
             assert len((await task)[0][1]) == 1
-        await reader.aclose()
-        await writer.aclose()
+        await aclose(reader)
+        await aclose(writer)
 
     try:
         with threads_started() as names:
@@ -179,8 +180,8 @@ def test_a_served_reader_leaves_the_timer_armed_but_no_stale_work():
             await asyncio.sleep(0)
         await writer.xadd("s", {"k": "v"})
         await task
-        await reader.aclose()
-        await writer.aclose()
+        await aclose(reader)
+        await aclose(writer)
 
     try:
         asyncio.run(block_and_wake())
