@@ -168,15 +168,24 @@ class BlockingRegistry:
             self._cond.notify_all()
         waiter.session.set_blocked(True)
         if waiter.due is not None:
-            heapq.heappush(self._deadlines, (waiter.due, waiter.seq, waiter))
+            self._push_due(self._deadlines, (waiter.due, waiter.seq, waiter))
             if not self._server.clock.manual:
                 self._timer.due(self._deadline_wait(waiter.due))
         if waiter.safety_at is not None:
-            heapq.heappush(self._safety, (waiter.safety_at, waiter.seq, waiter))
+            self._push_due(self._safety, (waiter.safety_at, waiter.seq, waiter))
             self._timer.due(waiter.safety_at - real_monotonic())
         if waiter.req.unblock_on_nokey:
             for key in waiter.keys:
                 self._watch_expiry(waiter.keyspace, key)
+
+    def _push_due(self, heap: List[Any], entry: Tuple[Any, int, Waiter]) -> None:
+        """``heappush``; entries of waiters that left are popped lazily at the head, so while one long wait
+        stays at the head those behind it are dropped here once they are most of the heap. Amortized
+        O(log n); the heap stays within twice the blocked clients (or 64 entries)."""
+        heapq.heappush(heap, entry)
+        if len(heap) > 64 and len(heap) > 2 * len(self._waiters):
+            heap[:] = [item for item in heap if self._live(item[2])]
+            heapq.heapify(heap)
 
     def _remove(self, waiter: Waiter) -> bool:
         """Unregister ``waiter`` from every key; False if it was not (or no longer) registered."""

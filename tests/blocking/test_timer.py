@@ -278,3 +278,31 @@ def test_a_forked_child_starts_its_own_timer_thread():
     finally:
         server.close()
         thread.join(WAIT_S)  # real-time: close() released the reader, bounded
+
+
+def test_deadline_heaps_stay_small_while_a_long_wait_holds_their_head():
+    """A BLOCK 0 client waits all along (its safety item heads the heap); another client blocks and is
+    woken again and again: the entries of the served waits do not pile up behind the head."""
+    server = FakeStreamsServer()
+
+    async def rounds() -> None:
+        long_reader, reader, writer = (server.async_client() for _ in range(3))
+        waiting = asyncio.ensure_future(long_reader.xread({"other": "$"}, block=0))
+        while not server.blocking.count():
+            await asyncio.sleep(0)
+        for i in range(300):
+            task = asyncio.ensure_future(reader.xread({"s": "$"}, block=60_000))  # a deadline and a safety item
+            while server.blocking.count() < 2:
+                await asyncio.sleep(0)
+            await writer.xadd("s", {"i": str(i)})
+            await task
+            assert len(server.blocking._safety) <= 64 and len(server.blocking._deadlines) <= 64
+        await writer.xadd("other", {"k": "v"})
+        await waiting
+        for client in (long_reader, reader, writer):
+            await aclose(client)
+
+    try:
+        asyncio.run(rounds())
+    finally:
+        server.close()
