@@ -132,6 +132,8 @@ def test_closing_the_only_armed_server_ends_the_timer_thread():
     thread = threading.Thread(target=lambda: _swallow(lambda: client.xread({"s": "$"}, block=0)), daemon=True)
     thread.start()
     server.wait_until_blocked(1, WAIT_S)
+    with server.backend.lock:  # the registration (and the timer's arming) is complete
+        pass
     armed = [t for t in threading.enumerate() if t.name == "fake-streams-timer"]
     assert len(armed) == 1
     server.close()
@@ -261,7 +263,8 @@ def test_a_forked_child_starts_its_own_timer_thread():
     thread.start()
     try:
         server.wait_until_blocked(1, WAIT_S)
-        assert timer_thread_alive()
+        with server.backend.lock:  # the registration (and the timer's arming) is complete
+            assert timer_thread_alive()
         pid = os.fork()
         if pid == 0:  # the child: report through the exit status only
             code = 1
