@@ -76,6 +76,11 @@ def end_fakeredis_block_locked(sock: Any) -> bool:
     return True
 
 
+def is_tcp(sock: Any) -> bool:
+    """Whether ``sock`` is a TCP client's (its replies go to a wire, see :mod:`.tcp`), not a redis-py connection's."""
+    return getattr(sock, "_sf_wire", None) is not None
+
+
 def socket_loop(sock: Any) -> Any:
     """The event loop an asyncio fakeredis socket belongs to."""
     loop = getattr(sock, "_event_loop", None)

@@ -202,15 +202,21 @@ class Session:
 
     def killed(self) -> None:
         """CLIENT KILL of this connection (lock held): a parked stream read, or a fakeredis blocking command
-        (BLPOP …), ends now with the ConnectionError a real client gets when the server hangs up (queued ahead
-        of the nil fakeredis's command then answers, which the dropped connection never reads); later
-        commands fail as fakeredis makes them (killed socket)."""
+        (BLPOP …) of a redis-py connection, ends now with the ConnectionError a real client gets when the
+        server hangs up (queued ahead of the nil fakeredis's command then answers, which the dropped
+        connection never reads); later commands fail as fakeredis makes them (killed socket). A TCP
+        client's fakeredis command is left to the TCP layer (its replies go straight to the wire)."""
         if not self.alive:
             return
         self.alive = False
-        if self.server.blocking.hang_up(self) or getattr(self._sock, "_blocked", False):
+        sock = self._sock
+        parked = self.server.blocking.hang_up(self)
+        # a TCP client's socket writes every reply to its wire: the TCP layer hangs up on it itself
+        in_fakeredis = not parked and getattr(sock, "_blocked", False) and not access.is_tcp(sock)
+        if parked or in_fakeredis:
             self._push(redis.exceptions.ConnectionError(SERVER_CLOSED), resume=False)
-            access.end_fakeredis_block_locked(self._sock)
+        if in_fakeredis:
+            access.end_fakeredis_block_locked(sock)
 
     def on_close(self) -> None:
         """Unregister a parked command and wake a reader still waiting for its reply."""
