@@ -45,7 +45,7 @@ _MISSING = object()
 try:
     from asyncio import timeout as _async_timeout  # Python >= 3.11
 except ImportError:  # pragma: no cover - Python < 3.11: redis-py's own dependency there
-    from async_timeout import timeout as _async_timeout  # type: ignore[no-redef]
+    from async_timeout import timeout as _async_timeout  # type: ignore[no-redef, import-not-found, unused-ignore]
 
 #: kwargs redis-py builds for SSL / keepalive / socket families that an in-memory socket has no use for
 _DROP_PREFIXES = ("ssl_", "socket_keepalive", "socket_type")

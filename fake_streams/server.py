@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import threading
 import traceback
-from typing import Any, Callable, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 import redis.exceptions
 
@@ -49,10 +49,8 @@ from .errors import ReplyError
 from .profiles import Profile, get_profile
 from .stream import Stream
 
-try:  # Python 3.8+
-    from typing import Protocol
-except ImportError:  # pragma: no cover
-    Protocol = object  # type: ignore
+if TYPE_CHECKING:
+    import redis.asyncio
 
 
 class ExecUnit:
@@ -230,7 +228,7 @@ class FakeStreamsServer:
             server.close()
 
     # -------------------------------------------------------------------------------- clients
-    def client(self, **kwargs: Any) -> Any:
+    def client(self, **kwargs: Any) -> redis.Redis:
         """A ``redis.Redis`` on this server (kwargs go to its ConnectionPool: protocol, decode_responses, db …)."""
         import redis
 
@@ -239,7 +237,7 @@ class FakeStreamsServer:
         pool = redis.ConnectionPool(connection_class=FakeStreamsConnection.bind(self), **kwargs)
         return redis.Redis(connection_pool=pool)
 
-    def async_client(self, **kwargs: Any) -> Any:
+    def async_client(self, **kwargs: Any) -> redis.asyncio.Redis:
         """A ``redis.asyncio.Redis`` on this server."""
         import redis.asyncio
 
@@ -260,7 +258,7 @@ class FakeStreamsServer:
             argv = [part.encode() for part in spec.name.split("|")] + list(args)
         unit = session.unit
         own_unit = unit is None
-        if own_unit:
+        if unit is None:
             unit = session.unit = ExecUnit()
         try:
             handler = spec.handler  # = _call, inlined: this is the path of every command
@@ -314,8 +312,11 @@ class FakeStreamsServer:
         if key is not None:
             from .commands.xread import serve_blocked_r70
 
+            saved_read = req.saved
+            assert saved_read is not None  # an R7.0 profile's BlockRequest carries the saved read
+
             def handler(ctx: Any, args: List[bytes]) -> Any:
-                reply = serve_blocked_r70(ctx, key, req.saved)
+                reply = serve_blocked_r70(ctx, key, saved_read)
                 return NOT_SERVED if reply is None else reply
 
         saved, unit = session.unit, ExecUnit()

@@ -64,7 +64,7 @@ class FakeRedisStreams:
         return out
 
     @property
-    def client(self) -> Any:
+    def client(self) -> redis.Redis:
         """A sync ``redis.Redis`` on ``.url`` (created on first use, closed at teardown)."""
         if self._client is None:
             self._client = redis.Redis.from_url(
@@ -72,7 +72,7 @@ class FakeRedisStreams:
             )
         return self._client
 
-    def async_client(self, **kwargs: Any) -> Any:
+    def async_client(self, **kwargs: Any) -> redis.asyncio.Redis:
         """A new ``redis.asyncio.Redis`` on ``.url``; ``kwargs`` override the pool options (closed at teardown)."""
         client = redis.asyncio.Redis.from_url(
             self.url, connection_class=self.network.async_class, **self._client_kwargs(kwargs)

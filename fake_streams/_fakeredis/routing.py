@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ..commands.base import CommandSpec, cstr
-from .compat import SKIP_RESP2, Signature
+from .compat import SKIP_RESP2, Signature, bytes_args
 
 
 class Router:
@@ -44,10 +44,10 @@ class Router:
 
 
 def _signature(name: str, fixed: int, variadic: bool) -> Signature:
-    return Signature(name, "_sf_call", (bytes,) * max(fixed, 0), (bytes,) if variadic else (), flags=SKIP_RESP2)
+    return Signature(name, "_sf_call", bytes_args(max(fixed, 0)), bytes_args(int(variadic)), flags=SKIP_RESP2)
 
 
-_INFO_SIGNATURE = Signature("info", "_sf_info", (), (bytes,), flags=SKIP_RESP2)
+_INFO_SIGNATURE = Signature("info", "_sf_info", bytes_args(0), bytes_args(1), flags=SKIP_RESP2)
 
 
 def _as_bytes(value: Any) -> bytes:

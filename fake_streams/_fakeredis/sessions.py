@@ -274,10 +274,10 @@ class AsyncSession(Session):
             return
         loop = self._loop
         try:
-            if _running_loop() is loop:
-                loop.call_soon(self._finish, queue, item, resume)
+            if loop is _running_loop():
+                self._loop.call_soon(self._finish, queue, item, resume)
             else:
-                loop.call_soon_threadsafe(self._finish, queue, item, resume)
+                self._loop.call_soon_threadsafe(self._finish, queue, item, resume)
         except RuntimeError:  # the loop is closed: nobody is left to read
             pass
 
