@@ -48,6 +48,7 @@ class StreamsSocketMixin:
     _sf_ran = False  # the current top-level command reached _run_command (so its error is not a rejection)
     _sf_name: Any = None  # the fakeredis name of the current top-level command, once looked up
     _sf_authenticated = True  # passed AUTH, or connected while ``default`` needed no password (see .auth)
+    _sf_async_block = False  # an asyncio fakeredis blocking command's task holds the session (see _blocking)
     _server: Any  # fakeredis's socket attribute: the FakeServer
 
     def _process_command(self, fields: Any) -> None:
@@ -137,6 +138,49 @@ class StreamsSocketMixin:
         if session is None or session.request_close():
             self._sf_close_now()
 
+    def _blocking(self, *args: Any, **kwargs: Any) -> Any:
+        """fakeredis's blocking commands (BLPOP, BZPOPMIN …). On an asyncio socket fakeredis parks the command
+        in a task of its own, with a wake-up callback on the database that only that task removes, through the
+        socket's database: a close that wiped the socket first (a cancelled read) left the callback behind, to
+        fire later on a closed loop. So the task counts as a running command of the session (entered here,
+        left when it ends): a close waits for it, ends its wait (``Session.request_close``: as CLIENT
+        UNBLOCK does) and completes when it is done."""
+        session = self._sf_session
+        if (session is None or not isinstance(self, AsyncFakeSocket)
+                or not hasattr(super(), "_async_blocking") or not session.enter()):
+            return super()._blocking(*args, **kwargs)  # type: ignore[misc]
+        try:
+            result = super()._blocking(*args, **kwargs)  # type: ignore[misc]
+        except BaseException:
+            session.leave()
+            raise
+        if getattr(self, "_blocked", False):  # parked: the task leaves the session when it ends
+            self._sf_async_block = True
+        else:
+            session.leave()
+        return result
+
+    async def _async_blocking(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            await super()._async_blocking(*args, **kwargs)  # type: ignore[misc]
+        finally:
+            session = self._sf_session
+            if self._sf_async_block and session is not None:
+                self._sf_async_block = False
+                session.leave()  # a close waiting for this task completes now
+
+    def kill(self) -> None:
+        """CLIENT KILL (lock held): fakeredis drops the socket, and a stream read parked in it ends at once
+        as the server's hang-up ends a real client's read (:meth:`Session.killed`)."""
+        parent = getattr(super(), "kill", None)
+        if parent is not None:
+            parent()
+        else:  # fakeredis < 2.35 has no CLIENT KILL (access.kill, an injected drop, still ends a parked read)
+            self._killed = True
+        session = self._sf_session
+        if session is not None:
+            session.killed()
+
     def _sf_close_now(self) -> None:
         if getattr(self, "_server", None) is not None:
             super().close()  # type: ignore[misc]
@@ -176,7 +220,6 @@ class StreamsSocketMixin:
             self._sf_ran = True  # once per command
             name = self._sf_name
             self._sf_session.server.stats.rejected(None if name is None else command_stat_name(name), result.value)
-    _server: Any  # fakeredis's socket attribute: the FakeServer
 
     def _name_to_func(self, cmd_name: str) -> Tuple[Any, Any]:
         session = self._sf_session
