@@ -1,0 +1,260 @@
+"""The request parser of the TCP server: inline and multibulk requests, as the server reads them.
+
+:class:`RequestParser` turns the bytes a client sends into argument vectors, one request at a time
+(:meth:`RequestParser.next`), with the server's rules (networking.c's ``processInlineBuffer`` /
+``processMultibulkBuffer``, read and re-written here):
+
+* a request starting with ``*`` is a multibulk: ``*<count>\\r\\n`` then ``count`` times
+  ``$<len>\\r\\n<len bytes>\\r\\n``. A count ≤ 0 is an empty request (skipped). The line ends at the first
+  ``\\r`` and the byte after it is skipped unseen; the two bytes after a bulk are skipped unseen too.
+* anything else is an inline request: one line up to ``\\n`` (a ``\\r`` before it dropped), split like
+  ``sdssplitargs`` (blanks, ``"…"`` with ``\\n \\r \\t \\b \\a \\xHH`` escapes, ``'…'`` with ``\\'``, a
+  closing quote followed by a non-blank is an error, a NUL ends the line). An empty line is skipped.
+* errors raise :class:`ProtocolError` with the server's text; the server answers
+  ``-ERR Protocol error: <text>`` and closes the connection after writing what came before.
+
+Limits (:class:`Limits`, read from CONFIG by the server): ``proto-max-bulk-len`` (a longer bulk is an
+invalid bulk length), 64 KiB for an inline line or a count line still without its end, and, while
+``requirepass`` is set and the client has not authenticated, 10 arguments / 16384-byte bulks.
+``client-query-buffer-limit`` is the connection's business (:attr:`RequestParser.buffered`).
+
+Cost: linear in the bytes received. A partial request keeps its parsed arguments and its position;
+a bulk still missing bytes collects the chunks that arrive in a list and joins them once it is
+complete (no copy of the buffer per chunk), so a 64 MiB argument costs two copies of it.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, List, Optional
+
+__all__ = ["INLINE_MAX_SIZE", "Limits", "ProtocolError", "RequestParser"]
+
+#: PROTO_INLINE_MAX_SIZE: the longest inline request, and the longest count line without its ``\\r``
+INLINE_MAX_SIZE = 64 * 1024
+_INT_MAX = 2**31 - 1
+_LL_MIN, _LL_MAX = -(2**63), 2**63 - 1
+#: arguments / bulk length an unauthenticated client may send while a password is required
+_UNAUTH_MAX_ARGS = 10
+_UNAUTH_MAX_BULK = 16384
+
+
+class ProtocolError(Exception):
+    """A malformed request: ``text`` is what follows ``Protocol error: `` in the reply."""
+
+    def __init__(self, text: bytes) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+class Limits:
+    """The parser's limits; the server refreshes them from CONFIG (``proto-max-bulk-len``, requirepass)."""
+
+    __slots__ = ("max_bulk_len", "inline_max", "auth_required")
+
+    def __init__(self, max_bulk_len: int = 512 * 1024 * 1024, inline_max: int = INLINE_MAX_SIZE,
+                 auth_required: Optional[Callable[[], bool]] = None) -> None:
+        self.max_bulk_len = max_bulk_len
+        self.inline_max = inline_max
+        self.auth_required = auth_required  # None: never required
+
+
+def string_to_ll(raw: bytes) -> Optional[int]:
+    """``string2ll``: a decimal int64 with no sign but ``-``, no leading zeros, no blanks; else None."""
+    if raw.isdigit():
+        if raw[0] == 48 and len(raw) > 1:
+            return None
+        value = int(raw)
+        return value if value <= _LL_MAX else None
+    if len(raw) > 1 and raw[0] == 45 and raw[1:].isdigit() and raw[1] != 48:
+        value = -int(raw[1:])
+        return value if value >= _LL_MIN else None
+    return None
+
+
+_ESCAPES = {ord("n"): b"\n", ord("r"): b"\r", ord("t"): b"\t", ord("b"): b"\b", ord("a"): b"\a"}
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+_BLANKS = frozenset(b" \n\r\t\x0b\x0c")  # isspace() in the C locale
+_TOKEN_ENDS = frozenset(b" \n\r\t")  # what ends an unquoted token (a NUL ends the line before)
+
+
+def split_inline(line: bytes) -> Optional[List[bytes]]:
+    """``sdssplitargs`` of one inline line; None for unbalanced quotes. O(len(line))."""
+    nul = line.find(b"\0")
+    if nul >= 0:
+        line = line[:nul]  # a C string: the line ends at its first NUL
+    if b'"' not in line and b"'" not in line and b"\x0b" not in line and b"\x0c" not in line:
+        return line.split()
+    args: List[bytes] = []
+    i, n = 0, len(line)
+    while True:
+        while i < n and line[i] in _BLANKS:
+            i += 1
+        if i >= n:
+            return args
+        current = bytearray()
+        in_double = in_single = False
+        while True:
+            c = line[i] if i < n else 0
+            if in_double:
+                if c == 92 and i + 3 < n and line[i + 1] == 120 and line[i + 2] in _HEX and line[i + 3] in _HEX:
+                    current.append(int(line[i + 2:i + 4], 16))
+                    i += 3
+                elif c == 92 and i + 1 < n:
+                    i += 1
+                    current += _ESCAPES.get(line[i], line[i:i + 1])
+                elif c == 34:
+                    if i + 1 < n and line[i + 1] not in _BLANKS:
+                        return None
+                    i += 1
+                    break
+                elif i >= n:
+                    return None
+                else:
+                    current.append(c)
+            elif in_single:
+                if c == 92 and i + 1 < n and line[i + 1] == 39:
+                    i += 1
+                    current.append(39)
+                elif c == 39:
+                    if i + 1 < n and line[i + 1] not in _BLANKS:
+                        return None
+                    i += 1
+                    break
+                elif i >= n:
+                    return None
+                else:
+                    current.append(c)
+            else:
+                if i >= n or c in _TOKEN_ENDS:
+                    i += 1
+                    break
+                if c == 34:
+                    in_double = True
+                elif c == 39:
+                    in_single = True
+                else:
+                    current.append(c)
+            i += 1
+        args.append(bytes(current))
+
+
+class RequestParser:
+    """One connection's request parser. :meth:`feed` the received bytes, then call :meth:`next` until it
+    answers None (no complete request yet); ``[]`` is an empty request, to be skipped."""
+
+    __slots__ = ("limits", "_buf", "_pos", "_argv", "_left", "_bulklen", "_chunks", "_chunked", "_need")
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self._buf = b""  # received, not yet consumed from _pos on
+        self._pos = 0
+        self._argv: Optional[List[bytes]] = None  # the arguments of a multibulk request being read
+        self._left = 0  # its arguments still to read
+        self._bulklen = -1  # the length of the bulk being read (-1: its $ line comes next)
+        self._chunks: List[bytes] = []  # bytes received while a bulk waits for _need more
+        self._chunked = 0
+        self._need = 0
+
+    @property
+    def awaiting_bulk(self) -> bool:
+        """A bulk's length is known and its bytes are still arriving (read in larger chunks)."""
+        return self._need > 0
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received and not yet consumed (the query buffer's length)."""
+        return len(self._buf) - self._pos + self._chunked
+
+    def feed(self, data: bytes) -> None:
+        """Add received bytes. O(len(data)) (amortised: a waiting bulk joins its chunks once)."""
+        if self._need:
+            self._chunks.append(data)
+            self._chunked += len(data)
+            if self._chunked < self._need:
+                return
+            self._buf = b"".join([self._buf[self._pos:], *self._chunks])
+            self._chunks, self._chunked, self._need, self._pos = [], 0, 0, 0
+        elif self._pos >= len(self._buf):
+            self._buf, self._pos = data, 0
+        else:
+            self._buf = self._buf[self._pos:] + data  # the rest of a short line or header: bounded by the limits
+            self._pos = 0
+
+    def next(self) -> Optional[List[bytes]]:
+        """The next complete request's arguments, ``[]`` for an empty one, None if incomplete.
+        Raises :class:`ProtocolError`. O(size of the request)."""
+        if self._need:
+            return None
+        buf, pos = self._buf, self._pos
+        if self._argv is None:
+            if pos >= len(buf):
+                return None
+            if buf[pos] != 42:  # not '*': inline
+                return self._inline(buf, pos)
+            end = buf.find(b"\r", pos)
+            if end < 0:
+                if len(buf) - pos > self.limits.inline_max:
+                    raise ProtocolError(b"too big mbulk count string")
+                return None
+            if end + 2 > len(buf):
+                return None
+            count = string_to_ll(buf[pos + 1:end])
+            if count is None or count > _INT_MAX:
+                raise ProtocolError(b"invalid multibulk length")
+            if count > _UNAUTH_MAX_ARGS and self._unauthenticated():
+                raise ProtocolError(b"unauthenticated multibulk length")
+            pos = end + 2
+            if count <= 0:
+                self._pos = pos
+                return []
+            self._argv, self._left = [], count
+        argv = self._argv
+        size = len(buf)
+        while self._left:
+            bulklen = self._bulklen
+            if bulklen < 0:
+                end = buf.find(b"\r", pos)
+                if end < 0:
+                    if size - pos > self.limits.inline_max:
+                        raise ProtocolError(b"too big bulk count string")
+                    break
+                if end + 2 > size:
+                    break
+                if buf[pos] != 36:  # '$'
+                    raise ProtocolError(b"expected '$', got '%s'" % buf[pos:pos + 1])
+                bulklen = string_to_ll(buf[pos + 1:end])
+                if bulklen is None or bulklen < 0 or bulklen > self.limits.max_bulk_len:
+                    raise ProtocolError(b"invalid bulk length")
+                if bulklen > _UNAUTH_MAX_BULK and self._unauthenticated():
+                    raise ProtocolError(b"unauthenticated bulk length")
+                pos = end + 2
+                self._bulklen = bulklen
+            if size - pos < bulklen + 2:
+                self._need = bulklen + 2 - (size - pos)
+                break
+            argv.append(buf[pos:pos + bulklen])
+            pos += bulklen + 2
+            self._bulklen = -1
+            self._left -= 1
+        self._pos = pos
+        if self._left:
+            return None
+        self._argv = None
+        return argv
+
+    def _inline(self, buf: bytes, pos: int) -> Optional[List[bytes]]:
+        newline = buf.find(b"\n", pos)
+        if newline < 0:
+            if len(buf) - pos > self.limits.inline_max:
+                raise ProtocolError(b"too big inline request")
+            return None
+        end = newline - 1 if newline > pos and buf[newline - 1] == 13 else newline
+        argv = split_inline(buf[pos:end])
+        if argv is None:
+            raise ProtocolError(b"unbalanced quotes in request")
+        self._pos = newline + 1
+        return argv
+
+    def _unauthenticated(self) -> bool:
+        check = self.limits.auth_required
+        return check is not None and check()
