@@ -7,7 +7,7 @@ Two views, written as markdown (``--out``) and printed:
 
 1. **Layers under cProfile**: each workload of ``run.py`` runs ``--ops`` units through redis-py on
    ``ours``; the profile's own time (``tottime``) is summed per layer — redis-py, hiredis, fakeredis,
-   our transport (``_fakeredis.py``/``server.py``/``connection.py``), the engine (handlers and models),
+   our transport (``_fakeredis/``, ``server.py``, ``connection.py``), the engine (handlers and models),
    sortedcontainers. Time of C builtins (``len``, ``list.append``, ...) goes to the layer that called
    them, in proportion to the calls (cProfile records the time per caller). Then the top functions.
    cProfile inflates small Python calls, so read the *shares*, not the absolute µs.
@@ -42,7 +42,7 @@ import backends  # noqa: E402
 import workloads  # noqa: E402
 
 LAYERS = ["redis-py", "hiredis", "fakeredis", "transport", "engine", "sortedcontainers", "harness", "other"]
-TRANSPORT_FILES = ("_fakeredis.py", "server.py", "connection.py", "clock.py")
+TRANSPORT_FILES = ("server.py", "connection.py", "clock.py")
 
 
 def layer_of(func: Tuple[str, int, str]) -> Optional[str]:
@@ -54,7 +54,7 @@ def layer_of(func: Tuple[str, int, str]) -> Optional[str]:
     if filename == "~" or filename.startswith("<"):
         return None
     if "/fake_streams/" in path:
-        return "transport" if path.endswith(TRANSPORT_FILES) else "engine"
+        return "transport" if path.endswith(TRANSPORT_FILES) or "/_fakeredis/" in path else "engine"
     if "/fakeredis/" in path:
         return "fakeredis"
     if "/redis/" in path:

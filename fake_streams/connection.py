@@ -29,9 +29,10 @@ from typing import Any, Dict, Optional
 
 import redis.exceptions
 
-from . import _fakeredis, fastpath
+from . import _fakeredis
+from ._fakeredis import fastpath
+from ._fakeredis.sessions import CLOSED_BY_CLIENT
 from .server import FakeStreamsServer
-from .sessions import CLOSED_BY_CLIENT
 
 try:
     from redis.utils import SENTINEL as _SENTINEL  # redis-py >= 8: read_response(timeout=SENTINEL)
@@ -148,7 +149,7 @@ class FakeStreamsConnection(_Common, fastpath.SyncFastPath, _fakeredis.SyncConne
         """The next reply, waiting at most ``socket_timeout`` (``timeout=`` overrides it; None = forever)."""
         sock = self._sock
         if sock is not None:
-            fast = sock.__dict__.get("_sf_fast")  # replies of stream commands run directly (fastpath.py)
+            fast = sock.__dict__.get("_sf_fast")  # replies of stream commands run directly (_fakeredis/fastpath.py)
             if fast:
                 session = sock._sf_session  # = fastpath.take, inlined (one call less per pipelined reply)
                 if session is not None and session.resume_pending:
@@ -235,7 +236,7 @@ class FakeStreamsAsyncConnection(_Common, fastpath.AsyncFastPath, _fakeredis.Asy
         (``TimeoutError``, connection dropped); a number → ``None`` on expiry; ``math.inf`` → no limit.
         Any other exception (cancellation included) drops the connection."""
         sock = self._sock
-        fast = fastpath.pending(sock)  # replies of stream commands run directly (fastpath.py)
+        fast = fastpath.pending(sock)  # replies of stream commands run directly (_fakeredis/fastpath.py)
         if fast is not None:
             return fastpath.take(self, fast, disable_decoding)
         session = getattr(sock, "_sf_session", None)

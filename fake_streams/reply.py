@@ -6,6 +6,7 @@ Handlers return plain Python values that the transport sends as they are:
   redis-py's callbacks mutate some replies in place);
 * ``None`` → nil (nil-bulk or nil-array; redis-py cannot tell them apart);
 * :class:`Status` → simple string (``+OK``);
+* :class:`ErrorReply` → an error reply (the TCP encoder's; handlers raise ``ReplyError`` instead);
 * ``dict`` → RESP3 map (only ever built by :func:`map_reply` under protocol 3);
 * :class:`RepeatedKeyMap` → a RESP3 map whose key repeats (XREAD/XREADGROUP naming a stream twice).
 """
@@ -36,6 +37,18 @@ class Status:
 
 
 OK = Status(b"OK")
+
+
+class ErrorReply:
+    """An error reply; ``value`` is the full text with its code, without the leading ``-``."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value if isinstance(value, bytes) else str(value).encode()
+
+    def __repr__(self) -> str:
+        return f"ErrorReply({self.value!r})"
 
 
 class RepeatedKeyMap(dict):

@@ -138,6 +138,7 @@ class Connection:
 
     def _drop(self) -> None:
         self.close_after_reply = True
+        self._mark_dirty()  # the pass's write closes it once the output is out
 
     # ------------------------------------------------------------------------------- loop side
     def on_event(self, mask: int) -> None:
@@ -185,10 +186,15 @@ class Connection:
             if owner.rechecks:
                 owner.run_rechecks()
             if client.gone:
-                self.close_after_reply = True
+                self._drop()
 
     def _queue(self, data: bytes) -> None:
         self.out.append(data)
+        if not self.dirty:
+            self.dirty = True
+            self.owner.dirty.append(self)
+
+    def _mark_dirty(self) -> None:
         if not self.dirty:
             self.dirty = True
             self.owner.dirty.append(self)

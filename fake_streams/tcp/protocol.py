@@ -9,7 +9,9 @@
   ``\\r`` and the byte after it is skipped unseen; the two bytes after a bulk are skipped unseen too.
 * anything else is an inline request: one line up to ``\\n`` (a ``\\r`` before it dropped), split like
   ``sdssplitargs`` (blanks, ``"…"`` with ``\\n \\r \\t \\b \\a \\xHH`` escapes, ``'…'`` with ``\\'``, a
-  closing quote followed by a non-blank is an error, a NUL ends the line). An empty line is skipped.
+  closing quote followed by a non-blank is an error). An empty line is skipped.
+* the server looks for a line's end with ``strchr``: a NUL before it hides it (the request waits for
+  more input, up to the 64 KiB limit).
 * errors raise :class:`ProtocolError` with the server's text; the server answers
   ``-ERR Protocol error: <text>`` and closes the connection after writing what came before.
 
@@ -79,9 +81,6 @@ _TOKEN_ENDS = frozenset(b" \n\r\t")  # what ends an unquoted token (a NUL ends t
 
 def split_inline(line: bytes) -> Optional[List[bytes]]:
     """``sdssplitargs`` of one inline line; None for unbalanced quotes. O(len(line))."""
-    nul = line.find(b"\0")
-    if nul >= 0:
-        line = line[:nul]  # a C string: the line ends at its first NUL
     if b'"' not in line and b"'" not in line and b"\x0b" not in line and b"\x0c" not in line:
         return line.split()
     args: List[bytes] = []
@@ -138,6 +137,14 @@ def split_inline(line: bytes) -> Optional[List[bytes]]:
         args.append(bytes(current))
 
 
+def _line_end(buf: bytes, char: bytes, pos: int) -> int:
+    """``strchr(buf + pos, char)``: the index of ``char``, -1 if absent or after a NUL. O(line)."""
+    end = buf.find(char, pos)
+    if end < 0 or buf.find(b"\0", pos, end) >= 0:
+        return -1
+    return end
+
+
 class RequestParser:
     """One connection's request parser. :meth:`feed` the received bytes, then call :meth:`next` until it
     answers None (no complete request yet); ``[]`` is an empty request, to be skipped."""
@@ -191,7 +198,7 @@ class RequestParser:
                 return None
             if buf[pos] != 42:  # not '*': inline
                 return self._inline(buf, pos)
-            end = buf.find(b"\r", pos)
+            end = _line_end(buf, b"\r", pos)
             if end < 0:
                 if len(buf) - pos > self.limits.inline_max:
                     raise ProtocolError(b"too big mbulk count string")
@@ -213,7 +220,7 @@ class RequestParser:
         while self._left:
             bulklen = self._bulklen
             if bulklen < 0:
-                end = buf.find(b"\r", pos)
+                end = _line_end(buf, b"\r", pos)
                 if end < 0:
                     if size - pos > self.limits.inline_max:
                         raise ProtocolError(b"too big bulk count string")
@@ -243,7 +250,7 @@ class RequestParser:
         return argv
 
     def _inline(self, buf: bytes, pos: int) -> Optional[List[bytes]]:
-        newline = buf.find(b"\n", pos)
+        newline = _line_end(buf, b"\n", pos)
         if newline < 0:
             if len(buf) - pos > self.limits.inline_max:
                 raise ProtocolError(b"too big inline request")

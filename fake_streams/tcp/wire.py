@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, List, Sequence
 
-from ..reply import RepeatedKeyMap, Status
+from ..reply import ErrorReply, RepeatedKeyMap, Status
 
 __all__ = ["NIL_ARRAY", "ErrorReply", "Reply", "encode", "shape_nil_arrays"]
 
@@ -25,18 +25,6 @@ class _NilArray:
 
 
 NIL_ARRAY = _NilArray()
-
-
-class ErrorReply:
-    """An error reply; ``value`` is the full text with its code, without the leading ``-``."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value if isinstance(value, bytes) else str(value).encode()
-
-    def __repr__(self) -> str:
-        return f"ErrorReply({self.value!r})"
 
 
 class Reply:

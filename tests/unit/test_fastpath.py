@@ -1,4 +1,4 @@
-"""The direct path (fake_streams/fastpath.py) answers exactly as the dispatch path.
+"""The direct path (fake_streams/_fakeredis/fastpath.py) answers exactly as the dispatch path.
 
 Every scenario runs the same command sequence on two servers with the same ManualClock start, one
 with the direct path and one with ``server.fast_path = False``, and compares replies and errors
@@ -19,7 +19,8 @@ pytest.importorskip("redis._parsers", reason="redis-py 4.x: no RESP3 and other p
 from redis._parsers import _RESP2Parser, _RESP3Parser  # noqa: E402
 from redis.utils import HIREDIS_AVAILABLE  # noqa: E402
 
-from fake_streams import FakeStreamsServer, fastpath  # noqa: E402
+from fake_streams import FakeStreamsServer  # noqa: E402
+from fake_streams._fakeredis import fastpath  # noqa: E402
 from fake_streams.clock import ManualClock  # noqa: E402
 from fake_streams.commands import COMMANDS  # noqa: E402
 from fake_streams.commands.base import spec  # noqa: E402

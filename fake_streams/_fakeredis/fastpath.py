@@ -38,18 +38,19 @@ import time
 from typing import Any, Dict, Iterator, Optional, Tuple
 from weakref import WeakKeyDictionary
 
-from fakeredis._helpers import SimpleError
 from redis.connection import HiredisRespSerializer, PythonRespSerializer
 
-from . import _fakeredis
-from .blocking import BLOCKED
-from .clock import SystemClock
-from .commands.xadd_xtrim import append_now, append_parsed, parse_xadd_args
-from .commands.xadd_xtrim import xadd as _XADD
-from .errors import ReplyError
-from .reply import Status
+from ..blocking import BLOCKED
+from ..clock import SystemClock
+from ..commands.xadd_xtrim import append_now, append_parsed, parse_xadd_args
+from ..commands.xadd_xtrim import xadd as _XADD
+from ..errors import ReplyError
+from ..reply import Status
+from ..stream import Stream
+from .access import stream_events_sent
+from .backend import error
+from .compat import SimpleError
 from .sessions import AsyncSession, SyncSession
-from .stream import Stream
 
 #: global switch (tests/benchmarks); per server: ``server.fast_path = False``
 ENABLED = os.environ.get("FAKE_STREAMS_FAST_PATH", "1") not in ("0", "false", "no", "off")
@@ -103,7 +104,7 @@ def _str_codec(conn: Any) -> Optional[Tuple[str, str]]:
 def _acl_ok(sock: Any, fake: Any) -> bool:
     """Whether the socket's user can run every command on every key (else the dispatch path checks each).
     The verdict is kept per socket until a command goes through the dispatch path anywhere on the server
-    (only such commands change users and rules: ``_fakeredis._GENERATIONS``). O(1) when kept."""
+    (only such commands change users and rules: ``_fakeredis.socket._GENERATIONS``). O(1) when kept."""
     generation = fake._sf_generation  # read before the state it covers
     if sock._sf_acl_checked == generation:
         return True
@@ -232,7 +233,7 @@ def execute(conn: Any, prepared: Tuple[Any, list, list], health: bool = True) ->
             or not _usable(conn, sock, session, health, kind is AsyncSession) or not session.enter()):
         return False
     try:
-        fast = sock._sf_fast  # the replies of direct commands (made by _fakeredis.attach)
+        fast = sock._sf_fast  # the replies of direct commands (made by _fakeredis.socket.attach)
         fake = sock._server  # set while the session is entered (a close waits for leave)
         lock = fake.lock
         lock.acquire()
@@ -362,7 +363,7 @@ def _answer(sock: Any, session: Any, prepared: Tuple[Any, list, list], fast: Any
     try:
         reply = server.execute(session, *prepared)
     except ReplyError as exc:
-        fast.append(sock._decode_error(_fakeredis.error(exc, server.profile)))
+        fast.append(sock._decode_error(error(exc, server.profile)))
         return False
     except SimpleError as exc:
         fast.append(sock._decode_error(exc))
@@ -396,7 +397,7 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) ->
     does (recorded, INTERNAL_ERROR). Per command: O(fields) for ``XADD key * …``, else XADD's own cost.
     """
     server = session.server
-    if server.blocking.has_waiters() or _fakeredis.stream_events_sent(sock):
+    if server.blocking.has_waiters() or stream_events_sent(sock):
         return i
     key = batch[i][0][1][0]
     keyspace = session.keyspace
@@ -428,9 +429,9 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) ->
                     append(append_parsed(stream, args, targs, now_ms(), limits)[0])
                 added = True
             except ReplyError as exc:
-                append(decode_error(_fakeredis.error(exc, server.profile)))
+                append(decode_error(error(exc, server.profile)))
             except Exception as exc:  # an engine bug: as server.execute answers it
-                append(decode_error(_fakeredis.error(server._internal_error(spec, args, exc), server.profile)))
+                append(decode_error(error(server._internal_error(spec, args, exc), server.profile)))
     finally:
         if added:
             keyspace.changed(key)

@@ -20,7 +20,7 @@ own ``close`` (which drops the socket's server and database) waits until no comm
 running — its own (:meth:`Session.enter` / :meth:`Session.leave` around each command) or a re-run of
 its parked command by another client — and is then done by whoever leaves last.
 
-This module imports nothing from fakeredis; it reaches the socket through :mod:`._fakeredis`.
+This module imports nothing from fakeredis; it reaches the socket through :mod:`.access`.
 """
 
 from __future__ import annotations
@@ -30,10 +30,11 @@ from typing import Any, Callable, List
 
 import redis.exceptions
 
-from . import _fakeredis
-from .blocking import BLOCKED
-from .commands.base import CommandSpec
-from .errors import ReplyError
+from ..blocking import BLOCKED
+from ..commands.base import CommandSpec
+from ..errors import ReplyError
+from . import access
+from .backend import Keyspace, error, to_wire
 
 
 class _ClosedByClient:
@@ -72,23 +73,23 @@ class Session:
     @property
     def client_id(self) -> int:
         """``CLIENT ID`` of this connection."""
-        return _fakeredis.client_id(self._sock)
+        return access.client_id(self._sock)
 
     @property
     def db(self) -> int:
         return int(getattr(self._sock, "_db_num", 0) or 0)
 
     @property
-    def keyspace(self) -> _fakeredis.Keyspace:
+    def keyspace(self) -> Keyspace:
         db = self._sock._db
         keyspace = self._keyspace
         if keyspace is None or keyspace.ident is not db:
-            keyspace = self._keyspace = _fakeredis.Keyspace(db)
+            keyspace = self._keyspace = Keyspace(db)
         return keyspace
 
     @property
     def protocol(self) -> int:
-        return _fakeredis.protocol_of(self._sock, self.from_script)
+        return access.protocol_of(self._sock, self.from_script)
 
     @property
     def in_multi(self) -> bool:
@@ -119,15 +120,15 @@ class Session:
         try:
             reply = self.server.execute(self, spec, args, argv)
         except ReplyError as exc:
-            raise _fakeredis.error(exc, self.server.profile) from None
+            raise error(exc, self.server.profile) from None
         if reply is BLOCKED:
             self._sock.pause()  # later commands of this connection wait for the reply
-            return _fakeredis.no_response()
-        return _fakeredis.to_wire(reply)
+            return access.no_response()
+        return to_wire(reply)
 
     def notify(self, event: str, key: bytes) -> None:
         """Keyspace notification of class ``t`` (stream), as ``notify-keyspace-events`` asks (default: none)."""
-        _fakeredis.publish_keyspace_event(self._sock, event, key)
+        access.publish_keyspace_event(self._sock, event, key)
 
     # ------------------------------------------------------------------------------- blocking
     def set_blocked(self, blocked: bool) -> None:
@@ -137,11 +138,11 @@ class Session:
     def deliver(self, reply: Any) -> None:
         """Send the reply of the parked command (lock held, any thread): a value, a ReplyError, a
         BlockSafetyError (an error reply) or another exception (the connection fails with it)."""
-        item = _fakeredis.reply_item(self._sock, reply, self.server.profile)
+        item = access.reply_item(self._sock, reply, self.server.profile)
         if isinstance(item, redis.exceptions.ConnectionError):  # the server drops this connection
             self._push(item, resume=False)
             self.alive = False
-            _fakeredis.kill(self._sock)
+            access.kill(self._sock)
             return
         self._push(item, resume=True)
 
@@ -189,7 +190,7 @@ class Session:
             else:
                 self._closed = True
         if busy:  # maybe a fakeredis blocking command (BLPOP …) parked in its thread: end it
-            _fakeredis.end_fakeredis_block(self._sock, self.server.backend.lock)
+            access.end_fakeredis_block(self._sock, self.server.backend.lock)
         return not busy
 
     def on_close(self) -> None:
@@ -233,7 +234,7 @@ class AsyncSession(Session):
 
     def __init__(self, sock: Any, server: Any) -> None:
         super().__init__(sock, server)
-        self._loop = _fakeredis.socket_loop(sock)
+        self._loop = access.socket_loop(sock)
 
     def _push(self, item: Any, resume: bool) -> None:
         queue = self._sock.responses  # captured: close() drops it from the socket, a reader still awaits it
@@ -247,12 +248,12 @@ class AsyncSession(Session):
     def _finish(self, queue: Any, item: Any, resume: bool) -> None:
         """On the socket's loop: queue ``item`` for the reader, then let the parser go on."""
         sock = self._sock
-        _fakeredis.queue_async(sock, queue, item)
+        access.queue_async(sock, queue, item)
         if resume and self.alive:
             try:
                 sock.resume()
             except Exception as exc:  # an injected fault or a closed parser: fail the next read
-                _fakeredis.queue_async(sock, queue, exc)
+                access.queue_async(sock, queue, exc)
 
 
 __all__ = ["AsyncSession", "CLOSED_BY_CLIENT", "Session", "SyncSession"]

@@ -1,0 +1,38 @@
+"""The fakeredis adapter: the only package that imports fakeredis (supported: 2.34.1 … 2.41).
+
+fakeredis serves every non-stream command and owns the keyspace, MULTI/EXEC, WATCH, Lua and the server lock;
+stream commands run in our engine, in the same keyspace. Modules, each owning one thing (no import cycles:
+each imports only those above it):
+
+* :mod:`.compat` — every name taken from fakeredis, with the fallbacks of older releases;
+* :mod:`.values` — :class:`StreamValue`, a stream as fakeredis stores it (TYPE says ``stream``);
+* :mod:`.backend` — :class:`Backend` (a fakeredis server behind one ``FakeStreamsServer``) and
+  :class:`Keyspace` (one database as a handler's context sees it), reply conversions;
+* :mod:`.access` — what sessions do on a fakeredis socket (client id, protocol, reply queue, kill, events);
+* :mod:`.routing` — which names the engine serves, with fakeredis signatures carrying the Redis arity;
+* :mod:`.overrides` — the table of non-stream commands served by us instead of fakeredis
+  (:mod:`.builtin`: HELLO, INFO, CLIENT UNBLOCK, COPY);
+* :mod:`.sessions` — one connection as the server sees it (sync and asyncio), parked replies;
+* :mod:`.socket` — the socket mixin on the dispatch seam ``_name_to_func`` and :func:`attach`;
+* :mod:`.fastpath` — the direct path of redis-py connections for stream commands (no RESP, no dispatch);
+* :mod:`.tcp` — the fakeredis socket of one TCP client.
+
+The rest of the package (``server``, ``connection``, ``tcp``, the engine) imports from here only what this
+module exports below.
+"""
+
+from __future__ import annotations
+
+from . import builtin  # noqa: F401  (each module that registers overrides is imported here)
+from .access import client_id
+from .backend import Backend, Keyspace, error, to_wire
+from .compat import CONNECTION_ERROR_MSG, FAKEREDIS_VERSION, AsyncConnectionBase, SyncConnectionBase
+from .routing import Router
+from .socket import attach
+from .tcp import TcpClient
+from .values import StreamValue
+
+__all__ = [
+    "AsyncConnectionBase", "Backend", "CONNECTION_ERROR_MSG", "FAKEREDIS_VERSION", "Keyspace", "Router",
+    "StreamValue", "SyncConnectionBase", "TcpClient", "attach", "client_id", "error", "to_wire",
+]

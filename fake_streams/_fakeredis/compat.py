@@ -1,0 +1,46 @@
+"""Every name this project takes from fakeredis, public or private, with the fallbacks older releases need.
+
+Supported: fakeredis 2.34.1 … 2.41 (the tox matrix runs the floor and the latest). fakeredis 2.39 moved
+``_server``/``_basefakesocket``/``_connection`` into ``_core``/``_socket``/``_clients``: every private import
+here has a fallback. The rest of the adapter package imports fakeredis's names from this module only, so a
+fakeredis release that moves something is mended in one place.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import fakeredis
+import fakeredis.aioredis as _aioredis
+from fakeredis import _msgs as msgs
+from fakeredis._commands import Signature
+from fakeredis._helpers import NoResponse, SimpleError, SimpleString, compile_pattern
+from fakeredis.model import BaseModel
+
+try:  # fakeredis >= 2.39
+    from fakeredis._core import CommandItem
+except ImportError:  # pragma: no cover - fakeredis <= 2.38
+    from fakeredis._commands import CommandItem  # type: ignore[no-redef]
+try:  # fakeredis >= 2.39
+    from fakeredis._socket import AsyncFakeSocket
+except ImportError:  # pragma: no cover - fakeredis <= 2.38
+    from fakeredis.aioredis import AsyncFakeSocket  # type: ignore[no-redef]
+
+FLOOR = (2, 34, 1)
+FAKEREDIS_VERSION = tuple(int(p) for p in importlib.metadata.version("fakeredis").split(".")[:3] if p.isdigit())
+if FAKEREDIS_VERSION < FLOOR:  # pragma: no cover
+    raise ImportError(f"fake_streams needs fakeredis >= 2.34.1 (TYPE of foreign values); found {FAKEREDIS_VERSION}")
+
+#: fakeredis's sync / asyncio connection classes (``FakeConnection`` was the class name up to 2.34).
+SyncConnectionBase: type = getattr(fakeredis, "FakeRedisConnection", None) or fakeredis.FakeConnection
+AsyncConnectionBase: type = getattr(_aioredis, "FakeAsyncRedisConnection", None) or _aioredis.FakeConnection
+#: fakeredis's FakeServer (one keyspace, its lock, its CONFIG dict, its sockets).
+FakeServer = fakeredis.FakeServer
+SKIP_RESP2 = msgs.FLAG_SKIP_CONVERT_TO_RESP2
+CONNECTION_ERROR_MSG = msgs.CONNECTION_ERROR_MSG
+
+__all__ = [
+    "FAKEREDIS_VERSION", "FLOOR", "AsyncConnectionBase", "AsyncFakeSocket", "BaseModel", "CONNECTION_ERROR_MSG",
+    "CommandItem", "FakeServer", "NoResponse", "SKIP_RESP2", "Signature", "SimpleError", "SimpleString",
+    "SyncConnectionBase", "compile_pattern", "msgs",
+]

@@ -1,0 +1,325 @@
+"""One TCP client's fakeredis socket (:class:`TcpClient`); :mod:`fake_streams.tcp` owns sockets and the event loop.
+
+The TCP server parses requests itself (:mod:`fake_streams.tcp.protocol`) and hands each argument vector to
+:meth:`TcpClient.run`, in the event loop's thread:
+
+* a **stream command** takes the direct path when nothing could tell it from the dispatch path (the
+  conditions of :mod:`.fastpath`: no MULTI, pubsub, CLIENT REPLY, faults, ACL restriction, password, paused
+  parser …): ``FakeStreamsServer.execute`` under the server lock, its reply encoded as it is (no fakeredis
+  parse, dispatch or reply conversion);
+* anything else goes to the socket's ``_process_command(argv)`` (fakeredis's dispatch, with our session:
+  overrides, the engine for stream commands inside MULTI or Lua). Replies reach the ``tcp.Connection``
+  before fakeredis flattens them, so Status vs bulk and errors reach the wire encoder intact.
+
+Blocking without threads. An engine-parked XREAD/XREADGROUP pauses the socket; ``Session.deliver`` puts its
+reply later (any thread) and the loop resumes the client. fakeredis's own blocking commands (BLPOP, BLMOVE,
+BZPOPMIN, …) call the socket's ``_blocking``: here the first pass runs, and if it finds nothing the client
+parks (:class:`_FakeredisWait`): a database change callback asks the loop to re-run the check after the
+command that changed it, the loop ends it at its deadline, CLIENT UNBLOCK is seen on the next check — no
+thread waits on fakeredis's condition (the design of fakeredis's own asyncio socket, on the event loop).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, Optional
+from weakref import WeakKeyDictionary
+
+import redis
+
+from ..blocking import BLOCKED
+from ..errors import ReplyError
+from ..reply import ErrorReply, RepeatedKeyMap, Status
+from . import fastpath
+from .compat import NoResponse, SimpleError, SimpleString, SyncConnectionBase
+from .socket import attach
+
+
+class _TcpSocketMixin:
+    """In front of the streams socket class of a TCP client: replies to the wire, no fakeredis parser."""
+
+    _sf_wire: Any = None
+    _sf_wait: Any = None  # a parked fakeredis blocking command (_FakeredisWait)
+    _sf_resume = False  # that command was answered: the loop may run the requests behind it
+
+    def _process_command(self, fields: Any) -> None:
+        if bytes(fields[0]).lower() == b"quit":  # fakeredis has no QUIT: +OK, then hang up
+            wire = self._sf_wire
+            wire.put(wire.reply(Status(b"OK"), self._sf_session.protocol))
+            wire.close_after_reply = True
+            return
+        super()._process_command(fields)  # type: ignore[misc]
+
+    def _decode_result(self, result: Any) -> Any:  # called on each reply, outside the server lock
+        if isinstance(result, NoResponse):
+            return result
+        return self._sf_wire.reply(_tcp_value(result), self._sf_session.protocol)
+
+    def put_response(self, msg: Any) -> None:  # replies (wrapped above) and pushes, from any thread
+        self._sf_wire.put(msg)
+
+    def kill(self) -> None:  # CLIENT KILL (fakeredis >= 2.35): hang up once the pending output is written
+        super().kill()  # type: ignore[misc]
+        self._sf_wire.kill()
+
+    def pause(self) -> None:  # a blocked command: the loop runs no request of this client until it is answered
+        self._paused = True
+
+    def resume(self) -> None:  # no fakeredis parser to feed: the loop goes on with the buffered requests
+        self._paused = False
+
+    def _blocking(self, timeout: Optional[float], func: Callable[[bool], Any], shape: Any = None) -> Any:
+        """fakeredis's blocking commands: the first pass now; if it finds nothing, park (see module doc)."""
+        ret = func(True)
+        if ret is not None or self._in_transaction or self._sf_session.from_script:  # type: ignore[attr-defined]
+            return ret if shape is None else shape(ret)
+        wait = _FakeredisWait(self, func, shape)
+        self._sf_wait = wait
+        self._db.add_change_callback(wait.callback)  # type: ignore[attr-defined]
+        self._blocked = True
+        self.pause()
+        self._sf_wire.park(wait, timeout)
+        return NoResponse()
+
+
+class _FakeredisWait:
+    """A fakeredis blocking command parked on the event loop: re-checked on wake-ups, ended by its deadline,
+    CLIENT UNBLOCK or the client's close. Its methods run in the loop thread; ``callback`` in any (lock held)."""
+
+    __slots__ = ("sock", "func", "shape", "db", "lock", "callback", "done")
+
+    def __init__(self, sock: Any, func: Callable[[bool], Any], shape: Any) -> None:
+        self.sock = sock
+        self.func = func
+        self.shape = shape
+        self.db = sock._db
+        self.lock = sock._server.lock
+        self.callback = sock._sf_wire.wake_waiter
+        self.done = False
+
+    def recheck(self) -> None:
+        """Re-run the command's check (a database it waits on changed, or CLIENT UNBLOCK)."""
+        sock = self.sock
+        with self.lock:
+            if self.done:
+                return
+            if sock._unblock_reason is not None:
+                try:
+                    sock._take_unblock_reason()
+                    result = self._empty()
+                except SimpleError as exc:
+                    result = exc
+            else:
+                ret = self.func(False)
+                if ret is None:
+                    return
+                result = ret if self.shape is None else self.shape(ret)
+            self.end()
+        self._answer(result)
+
+    def expire(self) -> None:
+        """The deadline passed: the command's empty reply."""
+        with self.lock:
+            if self.done:
+                return
+            result = self._empty()
+            self.end()
+        self._answer(result)
+
+    def end(self) -> None:
+        """Stop waiting (lock held). Idempotent."""
+        if self.done:
+            return
+        self.done = True
+        self.db._change_callbacks.discard(self.callback)
+        sock = self.sock
+        sock._blocked = False
+        sock._unblock_reason = None
+        sock._sf_wait = None
+
+    def _empty(self) -> Any:
+        return None if self.shape is None else self.shape(None)
+
+    def _answer(self, result: Any) -> None:
+        sock = self.sock
+        sock._sf_resume = True
+        sock.put_response(sock._decode_result(result))
+
+
+def _tcp_value(value: Any) -> Any:
+    """fakeredis reply values → the wire's: SimpleString → Status, SimpleError → ErrorReply (recursively)."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return [_tcp_value(item) for item in value]
+    if isinstance(value, SimpleString):
+        return Status(value.value)
+    if isinstance(value, SimpleError):
+        return ErrorReply(value.value)
+    if kind is dict:
+        return {_tcp_value(k): _tcp_value(v) for k, v in value.items()}
+    if kind is RepeatedKeyMap:
+        return RepeatedKeyMap([(_tcp_value(k), _tcp_value(v)) for k, v in value.pairs])
+    return value
+
+
+_TCP_CLASSES: Dict[type, type] = {}
+_CONTAINER = object()
+_NAME_CACHE_MAX = 4096
+
+
+class TcpClient:
+    """The fakeredis socket of one TCP client of ``server``, replying through ``wire`` (a ``tcp.Connection``
+    with ``peer``/``local`` addresses and ``fd``). All methods run in the event loop's thread."""
+
+    __slots__ = ("sock", "session", "server", "_lock", "_fake", "_names", "_released")
+
+    def __init__(self, server: Any, wire: Any) -> None:
+        info = {"addr": wire.peer, "laddr": wire.local, "fd": wire.fd}
+        kwargs = {"protocol": 2} if int(redis.__version__.split(".")[0]) >= 5 else {}
+        connection = SyncConnectionBase(server=server.backend.fake, client_info=info, **kwargs)
+        fake_sock = attach(connection._connect(), server)  # _connect: no handshake, the TCP client does its own
+        base = type(fake_sock)
+        cls = _TCP_CLASSES.get(base)
+        if cls is None:
+            cls = _TCP_CLASSES[base] = type("Tcp" + base.__name__, (_TcpSocketMixin, base), {})
+        fake_sock.__class__ = cls
+        fake_sock._sf_wire = wire
+        self.sock = fake_sock
+        self.session = fake_sock._sf_session
+        self.server = server
+        self._fake = server.backend.fake
+        self._lock = server.backend.lock
+        self._names = _names_of(server.router)
+        self._released = False
+
+    # ------------------------------------------------------------------------------ running
+    def run(self, argv: Any) -> None:
+        """Run one request (replies go to the wire). O(1) around the command."""
+        if not self._direct(argv):
+            self.sock._process_command(argv)
+
+    def _direct(self, argv: Any) -> bool:
+        """A stream command on the direct path if nothing could tell the difference; False: not run."""
+        names = self._names
+        spec = names.get(argv[0])
+        if spec is None:
+            if argv[0] in names or len(names) >= _NAME_CACHE_MAX:
+                return False
+            spec = names[argv[0]] = _lookup(self.server.router, bytes(argv[0]).lower())
+            if spec is None:
+                return False
+        start = 1
+        if spec is _CONTAINER:
+            if len(argv) < 2:
+                return False
+            spec = self.server.router.specs.get(
+                f"{bytes(argv[0]).lower().decode('latin-1')}|{bytes(argv[1]).lower().decode('latin-1')}")
+            if spec is None or spec.handler is None:
+                return False
+            start = 2
+        if not spec.arity_ok(len(argv)) or not self._usable():
+            return False
+        session, sock = self.session, self.sock
+        if not session.enter():
+            return False
+        server = self.server
+        try:
+            fake = self._fake
+            lock = self._lock
+            lock.acquire()
+            try:
+                now = time.time()  # = fakeredis's per-command db.time
+                for db in fake.dbs.values():
+                    db.time = now
+                try:
+                    value = server.execute(session, spec, list(argv[start:]), argv)
+                except ReplyError as exc:
+                    value = ErrorReply(exc.render(server.profile.errors))
+                except SimpleError as exc:
+                    value = ErrorReply(exc.value)
+            finally:
+                lock.release()
+        finally:
+            session.leave()
+        if value is BLOCKED:
+            sock.pause()
+            return True
+        wire = sock._sf_wire
+        wire.put(wire.reply(value, session.protocol))
+        return True
+
+    def _usable(self) -> bool:
+        """The direct path's conditions (:func:`fastpath.usable_state`) plus the TCP ones: no password set
+        (authentication is the dispatch path's), no CLIENT REPLY state."""
+        sock, session, server, fake = self.sock, self.session, self.server, self._fake
+        if server.faults is not None or not server.fast_path or not fastpath.ENABLED or not session.alive:
+            return False
+        if (session.depth or session.resume_pending or sock._paused or sock._killed or sock._transaction is not None
+                or sock._in_transaction or sock._pubsub or sock._reply_off or sock._reply_skip
+                or sock._reply_skip_next or not fake.connected or fake.closed_sockets):
+            return False
+        if fake.config.get(b"requirepass"):
+            return False
+        if getattr(fake, "pause_until", 0.0) and fake.pause_until > time.time():
+            return False
+        return fastpath._acl_ok(sock, fake)
+
+    # -------------------------------------------------------------------------------- state
+    @property
+    def paused(self) -> bool:
+        """A command of this client is blocked: its later requests wait."""
+        return bool(self.sock._paused)
+
+    @property
+    def resume_pending(self) -> bool:
+        """The blocked command was answered: the loop should :meth:`resume` the client."""
+        return self.sock._sf_resume or self.session.resume_pending
+
+    def resume(self) -> bool:
+        """Unpause after a blocked command's reply; True if the client may run its buffered requests."""
+        sock = self.sock
+        if sock._sf_resume:
+            sock._sf_resume = False
+            sock._paused = False
+        self.session.resume_if_pending()
+        return not sock._paused
+
+    @property
+    def gone(self) -> bool:
+        """Killed (CLIENT KILL) or the server shut down: the connection is to be closed."""
+        sock = self.sock
+        return bool(sock._killed) or sock._server is None or not sock._server.connected
+
+    def release(self) -> None:
+        """The connection closed: end a parked command, close the socket (watches, subscriptions and the
+        session go). Idempotent."""
+        if self._released:
+            return
+        self._released = True
+        sock = self.sock
+        wait = sock._sf_wait
+        if wait is not None:
+            with self._lock:
+                wait.end()
+        if sock._server is not None:
+            sock.close()
+
+
+def _lookup(router: Any, name: bytes) -> Any:
+    """The engine spec of a top-level stream command name (lower case), :data:`_CONTAINER`, or None."""
+    text = name.decode("latin-1")
+    if text in router.containers:
+        return _CONTAINER
+    spec = router.specs.get(text)
+    return spec if spec is not None and spec.handler is not None and "|" not in text else None
+
+
+_NAME_TABLES: WeakKeyDictionary[Any, Dict[Any, Any]] = WeakKeyDictionary()
+
+
+def _names_of(router: Any) -> Dict[Any, Any]:
+    """Per router: typed command names → spec (:data:`_CONTAINER`, None for other commands), filled on use."""
+    table = _NAME_TABLES.get(router)
+    if table is None:
+        table = _NAME_TABLES[router] = {}
+    return table
