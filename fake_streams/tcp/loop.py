@@ -105,8 +105,9 @@ class Connection:
     def put(self, message: Any) -> None:
         """Queue a reply (:class:`~fake_streams.tcp.wire.Reply`) or a push message for this pass's write."""
         if type(message) is Reply:
-            data = encode(message.value, message.protocol)
-        elif isinstance(message, BaseException):  # not a reply: the connection is dropped
+            self.owner.post(self, encode(message.value, message.protocol), None, reply=True)
+            return
+        if isinstance(message, BaseException):  # not a reply: the connection is dropped
             self.owner.post(self, None, self._drop)
             return
         else:
@@ -182,7 +183,13 @@ class Connection:
             if not argv:
                 continue
             self.command = argv
-            client.run(argv)
+            owner.running = self
+            try:
+                client.run(argv)
+            finally:
+                owner.running = None
+            if owner._after_command:
+                owner.release_after_command()
             if owner.rechecks:
                 owner.run_rechecks()
             if client.gone:
@@ -227,6 +234,8 @@ class TcpServer:
         self.connections: Dict[int, Connection] = {}
         self.dirty: List[Connection] = []  # to write at the end of this pass (in order of first output)
         self.rechecks: List[Any] = []  # fakeredis waiters to re-check after the current command
+        self.running: Optional[Connection] = None  # whose command runs now (loop thread)
+        self._after_command: List[Tuple[Connection, Optional[bytes], Optional[Callable[[], None]]]] = []
         self.closed = False
         self._inbox: Deque[Tuple[Connection, Optional[bytes], Optional[Callable[[], None]]]] = collections.deque()
         self._timers: List[Tuple[float, int, Callable[[], None]]] = []
@@ -287,9 +296,17 @@ class TcpServer:
             self._thread.join(timeout)
 
     # ------------------------------------------------------------------------ cross-thread entry
-    def post(self, conn: Connection, data: Optional[bytes], action: Optional[Callable[[], None]]) -> None:
-        """Output for ``conn`` and/or an action to run for it in the loop thread; from the loop thread at once."""
+    def post(self, conn: Connection, data: Optional[bytes], action: Optional[Callable[[], None]],
+             reply: bool = False) -> None:
+        """Output for ``conn`` and/or an action to run for it in the loop thread; from the loop thread at once.
+
+        A ``reply`` for another client than the one whose command is running (a reader the command served)
+        is queued after that command's own reply, as the server serves blocked clients after the command;
+        pushes (pub/sub messages) are queued when the command sends them."""
         if threading.get_ident() == self._loop_ident:
+            if reply and self.running is not None and conn is not self.running:
+                self._after_command.append((conn, data, action))
+                return
             if data is not None and not conn.closed:
                 conn._queue(data)
             if action is not None:
@@ -300,6 +317,12 @@ class TcpServer:
             return
         self._inbox.append((conn, data, action))
         self._wake()
+
+    def release_after_command(self) -> None:
+        """Queue the replies held back while the command ran (loop thread)."""
+        held, self._after_command = self._after_command, []
+        for conn, data, action in held:
+            self.post(conn, data, action)
 
     def call_at(self, when: float, callback: Callable[[], None]) -> None:
         """Run ``callback`` in the loop thread at monotonic time ``when`` (loop thread only)."""
@@ -397,7 +420,7 @@ class TcpServer:
         dirty = self.dirty
         if dirty:
             self.dirty = []
-            for conn in reversed(dirty):  # clients_pending_write is walked from its head: the last queued first
+            for conn in reversed(dirty):  # clients_pending_write: each client put at its head when first queued
                 conn.dirty = False
                 self.flush(conn)
         self._refresh_config()

@@ -42,6 +42,15 @@ SCRIPT = [
     "XREAD STREAMS s 9-0",
     "XLEN s",
     "EXEC",                               # [nil-array, int]
+    "MULTI",
+    "MULTI",                              # nested: an error, the transaction goes on
+    "XREAD STREAMS s 9-0",
+    "GET nokey",
+    "EXEC",                               # [nil-array, nil-bulk] (the shapes survive the nested MULTI)
+    "MULTI",
+    "MULTI",
+    "DISCARD",
+    "DISCARD",                            # DISCARD without MULTI
     "XFOO bar",
     "XGROUP FOO",
     "XADD s",
@@ -58,6 +67,10 @@ SCRIPT = [
     "MULTI",
     "XREAD STREAMS s s 0 0",
     "EXEC",                               # repeated-key map inside EXEC
+    "MULTI",
+    "MULTI",
+    "XREAD STREAMS s 9-0",
+    "EXEC",                               # [_] under RESP3
     "XINFO STREAM s",
     "XINFO GROUPS s",
     "XREAD STREAMS s 9-0",
@@ -94,3 +107,26 @@ def test_raw_bytes_equal_a_real_server(real_redis, raw):
         handle.close()
         fake.close()
     assert not fake.internal_errors
+
+
+@pytest.mark.parametrize("protocol", ["2", "3"])
+def test_exec_aborted_by_watch_after_a_nested_multi(real_redis, raw, protocol):
+    """EXEC of a transaction a WATCH aborted is the nil-array (``*-1``; ``_`` in RESP3), nested MULTI or not."""
+    real = real_redis()
+    real.flushall()
+    fake = FakeStreamsServer(version="7.0", clock=ManualClock(1_700_000_000_000))
+    handle = serve(fake)
+    try:
+        replies = {}
+        for side, port in (("fake", handle.port), ("real", real.connection_pool.connection_kwargs["port"])):
+            client, other = raw(port), raw(port)
+            client.call("HELLO", protocol)
+            got = [client.call(*line.split()) for line in ("WATCH w", "MULTI", "MULTI", "XREAD STREAMS s 0")]
+            other.call("SET", "w", "1")
+            got.append(client.call("EXEC"))
+            replies[side] = got
+        assert replies["fake"] == replies["real"]
+        assert replies["fake"][-1] == (b"*-1\r\n" if protocol == "2" else b"_\r\n")
+    finally:
+        handle.close()
+        fake.close()

@@ -1,0 +1,150 @@
+"""The event loop: blocked clients without threads, replies caused by one command in the same pass, the
+output of one pass in one write, fakeredis's own blocking commands parked on the loop, CLIENT KILL.
+
+"Same pass" is observable on loopback: the server writes a woken client's bytes no later than the reply of
+the command that woke it, so once the waking client has its reply, the woken socket is readable at once
+(``select`` with a zero timeout).
+"""
+
+from __future__ import annotations
+
+import select
+import threading
+
+import pytest
+
+from fake_streams.tcp import serve
+
+from .conftest import WAIT_S, blocked_clients, resp_command, wait_until
+
+
+def readable_now(client) -> bool:
+    return bool(client._pending) or bool(select.select([client.sock], [], [], 0)[0])
+
+
+def test_blocked_clients_cost_no_thread(served, raw):
+    clients = [raw(served.port) for _ in range(40)]
+    clients[1].send("XREAD", "BLOCK", "0", "STREAMS", "s", "$")  # starts the registry's one timer thread
+    wait_until(lambda: blocked_clients(served.server) == 1, "a blocked client")  # real-time: the loop thread
+    before = threading.active_count()
+    for i, c in enumerate(clients):
+        if i != 1:
+            c.send(*(("XREAD", "BLOCK", "0", "STREAMS", "s", "$") if i % 2 else ("BLPOP", "l", "0")))
+    wait_until(lambda: blocked_clients(served.server) == 40, "40 blocked clients")  # real-time: the loop thread
+    assert threading.active_count() == before
+    writer = raw(served.port)
+    assert writer.call("XADD", "s", "1-0", "f", "v") == b"$3\r\n1-0\r\n"
+    assert writer.call("RPUSH", "l", *range(20)) == b":20\r\n"
+    for i, c in enumerate(clients):
+        reply = c.read()
+        assert reply.startswith(b"*1\r\n*2\r\n$1\r\ns\r\n" if i % 2 else b"*2\r\n$1\r\nl\r\n$")
+
+
+@pytest.mark.parametrize("block, wake, expected", [
+    (("XREAD", "BLOCK", "0", "STREAMS", "s", "$"), ("XADD", "s", "1-0", "f", "v"),
+     b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"),
+    (("BLPOP", "l", "0"), ("RPUSH", "l", "x"), b"*2\r\n$1\r\nl\r\n$1\r\nx\r\n"),
+    (("BRPOPLPUSH", "l", "m", "0"), ("LPUSH", "l", "x"), b"$1\r\nx\r\n"),
+    (("BZPOPMIN", "z", "0"), ("ZADD", "z", "1", "a"), b"*3\r\n$1\r\nz\r\n$1\r\na\r\n$1\r\n1\r\n"),
+])
+def test_a_woken_reader_is_answered_in_the_same_pass(served, raw, block, wake, expected):
+    reader, writer = raw(served.port), raw(served.port)
+    reader.send(*block)
+    wait_until(lambda: blocked_clients(served.server) == 1, "the reader to block")  # real-time: the loop thread
+    writer.call(*wake)
+    assert readable_now(reader)
+    assert reader.read() == expected
+
+
+def test_a_message_published_in_exec_reaches_the_subscriber_in_the_same_pass(served, raw):
+    subscriber, publisher = raw(served.port), raw(served.port)
+    assert subscriber.call("SUBSCRIBE", "news").startswith(b"*3\r\n$9\r\nsubscribe")
+    publisher.sock.sendall(resp_command("MULTI") + resp_command("PUBLISH", "news", "hi") + resp_command("EXEC")
+                           + resp_command("QUIT"))
+    assert [publisher.read() for _ in range(4)] == [b"+OK\r\n", b"+QUEUED\r\n", b"*1\r\n:1\r\n", b"+OK\r\n"]
+    assert publisher.closed_by_peer()
+    assert subscriber.read() == b"*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n"
+
+
+def test_requests_behind_a_fakeredis_blocking_command_wait_for_it(served, raw):
+    reader, writer = raw(served.port), raw(served.port)
+    reader.sock.sendall(resp_command("BLPOP", "l", "0") + resp_command("LLEN", "l") + resp_command("PING"))
+    wait_until(lambda: blocked_clients(served.server) == 1, "the reader to block")  # real-time: the loop thread
+    assert not readable_now(reader)
+    writer.call("RPUSH", "l", "a", "b")
+    assert [reader.read(), reader.read(), reader.read()] == [b"*2\r\n$1\r\nl\r\n$1\r\na\r\n", b":1\r\n", b"+PONG\r\n"]
+
+
+def test_fakeredis_blocking_timeout_and_unblock(served, raw):
+    reader, admin = raw(served.port), raw(served.port)
+    assert reader.call("BLPOP", "l", "0.05") == b"*-1\r\n"  # a real 50 ms deadline, run by the loop
+    reader.send("BRPOP", "l", "0")
+    wait_until(lambda: blocked_clients(served.server) == 1, "the reader to block")  # real-time: the loop thread
+    client_id = int(reader_id(admin, served))
+    assert admin.call("CLIENT", "UNBLOCK", client_id, "ERROR") == b":1\r\n"
+    assert reader.read() == b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"
+    assert reader.call("PING") == b"+PONG\r\n"
+
+
+def reader_id(admin, served) -> bytes:
+    line = [entry for entry in admin.call("CLIENT", "LIST").split(b"\n") if b"cmd=brpop" in entry or b"blpop" in entry]
+    if line:
+        return line[0].split(b"id=")[1].split(b" ")[0]
+    ids = [s._client_info["id"] for s in served.server.backend.fake.sockets if s._blocked]
+    return str(ids[0]).encode()
+
+
+def test_a_blocked_client_that_hangs_up_is_forgotten_at_once(served, raw):
+    reader, writer = raw(served.port), raw(served.port)
+    reader.send("BLPOP", "l", "0")
+    other = raw(served.port)
+    other.send("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_until(lambda: blocked_clients(served.server) == 2, "two blocked clients")  # real-time: the loop thread
+    reader.close()
+    other.close()
+    wait_until(lambda: blocked_clients(served.server) == 0, "the hang-ups to be seen")  # real-time: the loop
+    assert writer.call("RPUSH", "l", "x") == b":1\r\n"
+    assert writer.call("LLEN", "l") == b":1\r\n"  # nobody popped it
+
+
+def test_client_kill_over_tcp(served, raw):
+    victim, killer = raw(served.port), raw(served.port)
+    assert victim.call("CLIENT", "SETNAME", "victim") == b"+OK\r\n"
+    victim_id = victim.call("CLIENT", "ID")[1:-2]
+    assert killer.call("CLIENT", "KILL", "ID", victim_id) == b":1\r\n"
+    assert victim.closed_by_peer()
+    assert killer.call("CLIENT", "KILL", "ID", killer.call("CLIENT", "ID")[1:-2], "SKIPME", "no") == b":1\r\n"
+    assert killer.closed_by_peer()
+
+
+def test_one_write_per_client_per_pass(served, raw, monkeypatch):
+    sends = []
+    c = raw(served.port)
+    c.call("PING")
+    conn = next(iter(served.connections.values()))
+    real_sock = conn.sock
+
+    class Counting:
+        def __getattr__(self, name):
+            return getattr(real_sock, name)
+
+        def send(self, data):
+            sends.append(len(data))
+            return real_sock.send(data)
+
+    conn.sock = Counting()
+    c.sock.sendall(b"".join(resp_command("XADD", "s", "*", "f", i) for i in range(50)) + resp_command("PING"))
+    replies = [c.read() for _ in range(51)]
+    assert replies[-1] == b"+PONG\r\n"
+    assert len(sends) <= 2  # the 51 requests may arrive in two reads, never one write per reply
+    conn.sock = real_sock
+
+
+def test_server_close_with_blocked_fakeredis_clients(server, raw):
+    handle = serve(server)
+    c = raw(handle.port)
+    c.send("BLPOP", "l", "0")
+    wait_until(lambda: blocked_clients(server) == 1, "the reader to block")  # real-time: the loop thread
+    handle.close(WAIT_S)
+    assert c.closed_by_peer()
+    assert blocked_clients(server) == 0
