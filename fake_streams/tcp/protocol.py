@@ -189,65 +189,89 @@ class RequestParser:
 
     def next(self) -> Optional[List[bytes]]:
         """The next complete request's arguments, ``[]`` for an empty one, None if incomplete.
-        Raises :class:`ProtocolError`. O(size of the request)."""
+        Raises :class:`ProtocolError`. O(size of the request); the common case (decimal lengths, the whole
+        request received) is one ``find`` per line and one slice per argument."""
         if self._need:
             return None
         buf, pos = self._buf, self._pos
-        if self._argv is None:
-            if pos >= len(buf):
+        size = len(buf)
+        argv = self._argv
+        if argv is None:
+            if pos >= size:
                 return None
             if buf[pos] != 42:  # not '*': inline
                 return self._inline(buf, pos)
-            end = _line_end(buf, b"\r", pos)
-            if end < 0:
-                if len(buf) - pos > self.limits.inline_max:
-                    raise ProtocolError(b"too big mbulk count string")
-                return None
-            if end + 2 > len(buf):
-                return None
-            count = string_to_ll(buf[pos + 1:end])
-            if count is None or count > _INT_MAX:
-                raise ProtocolError(b"invalid multibulk length")
+            end = buf.find(b"\r", pos)
+            if end < 0 or end + 2 > size:
+                return self._incomplete_line(buf, pos, end, b"too big mbulk count string")
+            raw = buf[pos + 1:end]
+            if raw.isdigit() and (raw[0] != 48 or len(raw) == 1) and len(raw) < 10:
+                count = int(raw)
+            else:
+                if b"\0" in raw:  # strchr stops at the NUL: no line end yet
+                    return self._incomplete_line(buf, pos, -1, b"too big mbulk count string")
+                value = string_to_ll(raw)
+                if value is None or value > _INT_MAX:
+                    raise ProtocolError(b"invalid multibulk length")
+                count = value
             if count > _UNAUTH_MAX_ARGS and self._unauthenticated():
                 raise ProtocolError(b"unauthenticated multibulk length")
             pos = end + 2
             if count <= 0:
                 self._pos = pos
                 return []
-            self._argv, self._left = [], count
-        argv = self._argv
-        size = len(buf)
-        while self._left:
-            bulklen = self._bulklen
+            argv, left, bulklen = [], count, -1
+            self._argv = argv
+        else:
+            left, bulklen = self._left, self._bulklen
+        append = argv.append
+        max_bulk = self.limits.max_bulk_len
+        while left:
             if bulklen < 0:
-                end = _line_end(buf, b"\r", pos)
-                if end < 0:
-                    if size - pos > self.limits.inline_max:
-                        raise ProtocolError(b"too big bulk count string")
-                    break
-                if end + 2 > size:
-                    break
+                end = buf.find(b"\r", pos)
+                if end < 0 or end + 2 > size:
+                    self._pos, self._left, self._bulklen = pos, left, -1
+                    return self._incomplete_line(buf, pos, end, b"too big bulk count string", partial=True)
                 if buf[pos] != 36:  # '$'
+                    if b"\0" in buf[pos:end]:
+                        self._pos, self._left, self._bulklen = pos, left, -1
+                        return self._incomplete_line(buf, pos, -1, b"too big bulk count string", partial=True)
                     raise ProtocolError(b"expected '$', got '%s'" % buf[pos:pos + 1])
-                bulklen = string_to_ll(buf[pos + 1:end])
-                if bulklen is None or bulklen < 0 or bulklen > self.limits.max_bulk_len:
+                raw = buf[pos + 1:end]
+                if raw.isdigit() and (raw[0] != 48 or len(raw) == 1) and len(raw) < 19:
+                    bulklen = int(raw)
+                else:
+                    if b"\0" in raw:
+                        self._pos, self._left, self._bulklen = pos, left, -1
+                        return self._incomplete_line(buf, pos, -1, b"too big bulk count string", partial=True)
+                    value = string_to_ll(raw)
+                    if value is None or value < 0:
+                        raise ProtocolError(b"invalid bulk length")
+                    bulklen = value
+                if bulklen > max_bulk:
                     raise ProtocolError(b"invalid bulk length")
                 if bulklen > _UNAUTH_MAX_BULK and self._unauthenticated():
                     raise ProtocolError(b"unauthenticated bulk length")
                 pos = end + 2
-                self._bulklen = bulklen
             if size - pos < bulklen + 2:
                 self._need = bulklen + 2 - (size - pos)
-                break
-            argv.append(buf[pos:pos + bulklen])
+                self._pos, self._left, self._bulklen = pos, left, bulklen
+                return None
+            append(buf[pos:pos + bulklen])
             pos += bulklen + 2
-            self._bulklen = -1
-            self._left -= 1
-        self._pos = pos
-        if self._left:
-            return None
+            bulklen = -1
+            left -= 1
+        self._pos, self._left, self._bulklen = pos, 0, -1
         self._argv = None
         return argv
+
+    def _incomplete_line(self, buf: bytes, pos: int, end: int, too_big: bytes, partial: bool = False) -> None:
+        """A count line without its end (``end`` < 0: none seen) or its ``\\n``: wait, or the limit's error."""
+        if end < 0 and len(buf) - pos > self.limits.inline_max:
+            raise ProtocolError(too_big)
+        if not partial:
+            self._pos = pos
+        return None
 
     def _inline(self, buf: bytes, pos: int) -> Optional[List[bytes]]:
         newline = _line_end(buf, b"\n", pos)
