@@ -28,6 +28,7 @@ from weakref import WeakKeyDictionary
 import redis
 
 from ..blocking import BLOCKED
+from ..commands.xadd_xtrim import xadd as _XADD
 from ..errors import ReplyError
 from ..reply import ErrorReply, RepeatedKeyMap, Status
 from . import fastpath
@@ -54,6 +55,9 @@ class _TcpSocketMixin:
         if isinstance(result, NoResponse):
             return result
         return self._sf_wire.reply(_tcp_value(result), self._sf_session.protocol)
+
+    def _decode_error(self, error: Any) -> ErrorReply:  # the direct path's error replies (fastpath._xadd_run)
+        return ErrorReply(error.value)
 
     def put_response(self, msg: Any) -> None:  # replies (wrapped above) and pushes, from any thread
         self._sf_wire.put(msg)
@@ -193,12 +197,67 @@ class TcpClient:
         self._released = False
 
     # ------------------------------------------------------------------------------ running
-    def run(self, argv: Any) -> None:
-        """Run one request (replies go to the wire). O(1) around the command."""
-        if not self._direct(argv):
+    def run(self, argv: Any, parser: Any = None) -> None:
+        """Run one request (replies go to the wire); an XADD may take the plain XADDs on its key right behind
+        it in ``parser`` along (:meth:`_xadd_run`). O(1) around each command."""
+        if not self._direct(argv, parser):
             self.sock._process_command(argv)
 
-    def _direct(self, argv: Any) -> bool:
+    def _xadd_run(self, argv: Any, spec: Any, parser: Any) -> bool:
+        """XADDs on one key back to back in the client's input (a pipeline): run together by
+        :func:`fastpath._xadd_run` (one lock, one session entry, per command its own clock read, ID, entry,
+        trim and reply; taken only when nothing can tell — no blocked client, no stream keyspace event, a
+        stream without TTL at the key). False: not taken, nothing consumed or run."""
+        server = self.server
+        if server.blocking.has_waiters() or len(argv) < 3:
+            return False
+        key = argv[1]
+        names = self._names
+        batch = [((spec, list(argv[1:]), argv), None)]
+        while True:
+            mark = parser.mark()
+            if mark is None:
+                break
+            try:
+                following = parser.next()
+            except Exception:  # a protocol error: raised again when the connection asks for the next request
+                break
+            if following is None:
+                break
+            if (len(following) < 3 or names.get(following[0]) is not spec or following[1] != key
+                    or not spec.arity_ok(len(following))):
+                parser.rewind(mark)
+                break
+            batch.append(((spec, list(following[1:]), following), None))
+        if len(batch) == 1:
+            return False
+        session, sock = self.session, self.sock
+        out: list = []
+        done = 0
+        if session.enter():
+            try:
+                fake = self._fake
+                self._lock.acquire()
+                try:
+                    now = time.time()
+                    for db in fake.dbs.values():
+                        db.time = now
+                    done = fastpath._xadd_run(sock, session, batch, 0, len(batch), out)
+                finally:
+                    self._lock.release()
+            finally:
+                session.leave()
+        wire = sock._sf_wire
+        if out:
+            protocol = session.protocol
+            wire.command = batch[done - 1][0][2]
+            wire.put_all(out, protocol)
+        for prepared, _ in batch[done:]:  # not taken (another thread parked a reader meanwhile): one by one
+            wire.command = prepared[2]
+            self.run(prepared[2])
+        return True
+
+    def _direct(self, argv: Any, parser: Any = None) -> bool:
         """A stream command on the direct path if nothing could tell the difference; False: not run."""
         names = self._names
         spec = names.get(argv[0])
@@ -219,6 +278,8 @@ class TcpClient:
             start = 2
         if not spec.arity_ok(len(argv)) or not self._usable():
             return False
+        if spec.handler is _XADD and parser is not None and self._xadd_run(argv, spec, parser):
+            return True
         session, sock = self.session, self.sock
         if not session.enter():
             return False

@@ -1,6 +1,6 @@
 """The TCP server's event loop: one thread does all the I/O of every client, as the real server does.
 
-One thread waits in ``selectors`` (epoll on Linux) on the listening sockets (TCP, and a Unix socket
+One thread waits in epoll (``poll`` where there is no epoll) on the listening sockets (TCP, and a Unix socket
 if asked), every client socket and a wake-up pipe. Each pass of the loop:
 
 1. **reads** every readable client (one ``recv`` of up to 64 KiB, more while a large bulk is awaited)
@@ -33,7 +33,7 @@ import collections
 import heapq
 import itertools
 import os
-import selectors
+import select
 import socket
 import threading
 import time
@@ -43,6 +43,51 @@ from .protocol import Limits, ProtocolError, RequestParser
 from .wire import ErrorReply, Reply, ReplyShaper, encode
 
 __all__ = ["Connection", "TcpServer"]
+
+_READ = select.POLLIN
+_WRITE = select.POLLOUT
+_READ_LIKE = select.POLLIN | select.POLLHUP | select.POLLERR  # a hang-up or an error shows on the next recv
+
+
+class _Poller:
+    """fd → handler(mask) over epoll (or ``select.poll``): ``poll`` calls the handlers of the ready fds.
+    O(ready fds) per wait; the masks are poll's (epoll uses the same values)."""
+
+    def __init__(self) -> None:
+        epoll = getattr(select, "epoll", None)
+        self._poll = epoll() if epoll is not None else select.poll()
+        self._ms = epoll is None  # poll() takes milliseconds
+        self.handlers: Dict[int, Callable[[int], None]] = {}
+
+    def register(self, fd: int, mask: int, handler: Callable[[int], None]) -> None:
+        self.handlers[fd] = handler
+        self._poll.register(fd, mask)
+
+    def modify(self, fd: int, mask: int) -> None:
+        self._poll.modify(fd, mask)
+
+    def unregister(self, fd: int) -> None:
+        if self.handlers.pop(fd, None) is not None:
+            try:
+                self._poll.unregister(fd)
+            except (KeyError, ValueError, OSError):
+                pass
+
+    def wait(self, timeout: Optional[float]) -> None:
+        if self._ms:
+            events = self._poll.poll(None if timeout is None else timeout * 1000)
+        else:
+            events = self._poll.poll(-1 if timeout is None else timeout, 1024)
+        handlers = self.handlers
+        for fd, mask in events:
+            handler = handlers.get(fd)
+            if handler is not None:
+                handler(mask)
+
+    def close(self) -> None:
+        close = getattr(self._poll, "close", None)
+        if close is not None:
+            close()
 
 DEFAULT_MAXCLIENTS = 10000
 DEFAULT_QUERY_BUFFER_LIMIT = 1024 * 1024 * 1024
@@ -91,7 +136,7 @@ class Connection:
         self.dirty = False  # queued for writing in this pass
         self.close_after_reply = False  # QUIT, a protocol error, CLIENT KILL: write what is queued, then close
         self.closed = False
-        self.writing = False  # registered for EVENT_WRITE
+        self.writing = False  # registered for writability
         self.created = self.last_active = time.monotonic()
         self.waiter: Any = None  # a fakeredis blocked command of this client (the adapter's)
         self.client: Any = owner.client_factory(owner.server, self)
@@ -113,6 +158,12 @@ class Connection:
         else:
             data = encode(message, self.protocol, push=True)
         self.owner.post(self, data, None)
+
+    def put_all(self, values: List[Any], protocol: int) -> None:
+        """Queue the replies of a run of this client's commands that need no nil shaping (XADD IDs, errors)."""
+        self.protocol = protocol
+        self.owner.post(self, b"".join(b"$%d\r\n%s\r\n" % (len(v), v) if type(v) is bytes else encode(v, protocol)
+                                      for v in values), None, reply=True)
 
     def kill(self) -> None:
         """CLIENT KILL (any thread): close once what is queued (the reply to a self-kill) is written."""
@@ -143,9 +194,9 @@ class Connection:
 
     # ------------------------------------------------------------------------------- loop side
     def on_event(self, mask: int) -> None:
-        if mask & selectors.EVENT_WRITE:
+        if mask & _WRITE:
             self.owner.flush(self)
-        if mask & selectors.EVENT_READ and not self.closed:
+        if mask & _READ_LIKE and not self.closed:
             self.on_readable()
 
     def on_readable(self) -> None:
@@ -185,7 +236,7 @@ class Connection:
             self.command = argv
             owner.running = self
             try:
-                client.run(argv)
+                client.run(argv, parser)
             finally:
                 owner.running = None
             if owner._after_command:
@@ -240,7 +291,7 @@ class TcpServer:
         self._inbox: Deque[Tuple[Connection, Optional[bytes], Optional[Callable[[], None]]]] = collections.deque()
         self._timers: List[Tuple[float, int, Callable[[], None]]] = []
         self._timer_seq = itertools.count()
-        self._selector = selectors.DefaultSelector()
+        self._poller = _Poller()
         self._listeners: List[socket.socket] = []
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         listener = socket.create_server((host, port), family=family, backlog=backlog)
@@ -256,12 +307,12 @@ class TcpServer:
             self._listeners.append(unix)
         for sock in self._listeners:
             sock.setblocking(False)
-            self._selector.register(sock, selectors.EVENT_READ, self._accept_from(sock))
+            self._poller.register(sock.fileno(), _READ, self._accept_from(sock))
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self._wake_pending = False
-        self._selector.register(self._wake_r, selectors.EVENT_READ, self._drain_wake)
+        self._poller.register(self._wake_r, _READ, self._drain_wake)
         self._thread = threading.Thread(target=self._run, name=f"fake-streams-tcp :{self.port}", daemon=True)
         self._loop_ident: Optional[int] = None
         self._thread.start()
@@ -357,11 +408,11 @@ class TcpServer:
         if conn.unsent:
             if not conn.writing:
                 conn.writing = True
-                self._selector.modify(conn.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, conn.on_event)
+                self._poller.modify(conn.fd, _READ | _WRITE)
             return
         if conn.writing:
             conn.writing = False
-            self._selector.modify(conn.sock, selectors.EVENT_READ, conn.on_event)
+            self._poller.modify(conn.fd, _READ)
         if conn.close_after_reply:
             self.close_connection(conn)
 
@@ -370,10 +421,7 @@ class TcpServer:
             return
         conn.closed = True
         self.connections.pop(conn.fd, None)
-        try:
-            self._selector.unregister(conn.sock)
-        except (KeyError, ValueError):
-            pass
+        self._poller.unregister(conn.fd)
         try:
             conn.sock.close()
         except OSError:
@@ -388,11 +436,10 @@ class TcpServer:
     def _run(self) -> None:
         self._loop_ident = threading.get_ident()
         self._ready = []
-        select = self._selector.select
+        wait = self._poller.wait
         try:
             while not self.closed:
-                for key, mask in select(self._next_timeout()):
-                    key.data(mask)
+                wait(self._next_timeout())
                 self._after_reads()
         finally:
             self._shutdown()
@@ -500,23 +547,20 @@ class TcpServer:
             sock.close()
             return
         self.connections[conn.fd] = conn
-        self._selector.register(sock, selectors.EVENT_READ, conn.on_event)
+        self._poller.register(conn.fd, _READ, conn.on_event)
 
     def _shutdown(self) -> None:
         for conn in list(self.connections.values()):
             self.close_connection(conn)
         for sock in self._listeners:
-            try:
-                self._selector.unregister(sock)
-            except (KeyError, ValueError):
-                pass
+            self._poller.unregister(sock.fileno())
             sock.close()
         if self.unixsocket:
             try:
                 os.unlink(self.unixsocket)
             except OSError:
                 pass
-        self._selector.close()
+        self._poller.close()
         os.close(self._wake_r)
         os.close(self._wake_w)
 

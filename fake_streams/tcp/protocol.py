@@ -149,7 +149,7 @@ class RequestParser:
     """One connection's request parser. :meth:`feed` the received bytes, then call :meth:`next` until it
     answers None (no complete request yet); ``[]`` is an empty request, to be skipped."""
 
-    __slots__ = ("limits", "_buf", "_pos", "_argv", "_left", "_bulklen", "_chunks", "_chunked", "_need")
+    __slots__ = ("limits", "_buf", "_pos", "_argv", "_left", "_bulklen", "_chunks", "_chunked", "_need", "_error")
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -161,6 +161,15 @@ class RequestParser:
         self._chunks: List[bytes] = []  # bytes received while a bulk waits for _need more
         self._chunked = 0
         self._need = 0
+        self._error: Optional[ProtocolError] = None  # raised again by every later call
+
+    def mark(self) -> Optional[int]:
+        """Where the next request starts, if between requests (for :meth:`rewind`), else None."""
+        return self._pos if self._argv is None and not self._need and self._error is None else None
+
+    def rewind(self, mark: int) -> None:
+        """Un-read the complete request :meth:`next` returned since :meth:`mark` gave ``mark``."""
+        self._pos = mark
 
     @property
     def awaiting_bulk(self) -> bool:
@@ -193,6 +202,15 @@ class RequestParser:
         request received) is one ``find`` per line and one slice per argument."""
         if self._need:
             return None
+        if self._error is not None:
+            raise self._error
+        try:
+            return self._next()
+        except ProtocolError as exc:
+            self._error = exc
+            raise
+
+    def _next(self) -> Optional[List[bytes]]:
         buf, pos = self._buf, self._pos
         size = len(buf)
         argv = self._argv

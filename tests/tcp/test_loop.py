@@ -148,3 +148,13 @@ def test_server_close_with_blocked_fakeredis_clients(server, raw):
     handle.close(WAIT_S)
     assert c.closed_by_peer()
     assert blocked_clients(server) == 0
+
+
+def test_pipelined_xadds_with_a_blocked_reader(served, raw):
+    reader, writer = raw(served.port), raw(served.port)
+    writer.call("XADD", "s", "1-0", "f", "v")
+    reader.send("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_until(lambda: blocked_clients(served.server) == 1, "the reader to block")  # real-time: the loop thread
+    writer.sock.sendall(b"".join(resp_command("XADD", "s", f"{i}-0", "f", i) for i in range(2, 6)))
+    assert [writer.read() for _ in range(4)] == [b"$3\r\n%d-0\r\n" % i for i in range(2, 6)]
+    assert reader.read() == b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nf\r\n$1\r\n2\r\n"

@@ -130,3 +130,30 @@ def test_exec_aborted_by_watch_after_a_nested_multi(real_redis, raw, protocol):
     finally:
         handle.close()
         fake.close()
+
+
+PIPELINE = [
+    "XADD p 5-0 a 1", "XADD p 5-1 a 2", "XADD p 3-0 a 3", "XADD p 6-0 a", "XADD p MAXLEN 2 7-0 a 4",
+    "XADD p NOMKSTREAM 8-0 a 5", "XADD q 1-0 b 1", "XADD p 9-0 a 6", "XLEN p", "XADD p 10-0 a 7", "XRANGE p - +",
+]
+
+
+def test_pipelined_xadds_equal_a_real_server(real_redis, raw):
+    """A pipeline of XADDs on one key runs as one batch on the fake: replies, errors and order as the server's."""
+    from .conftest import resp_command
+
+    real = real_redis()
+    real.flushall()
+    fake = FakeStreamsServer(version="7.0", clock=ManualClock(1_700_000_000_000))
+    handle = serve(fake)
+    try:
+        replies = {}
+        for side, port in (("fake", handle.port), ("real", real.connection_pool.connection_kwargs["port"])):
+            client = raw(port)
+            client.call("XADD", "p", "1-0", "x", "y")  # the stream exists: the batch may take the run
+            client.sock.sendall(b"".join(resp_command(*line.split()) for line in PIPELINE))
+            replies[side] = [client.read() for _ in PIPELINE]
+        assert replies["fake"] == replies["real"]
+    finally:
+        handle.close()
+        fake.close()
