@@ -21,6 +21,7 @@ thread waits on fakeredis's condition (the design of fakeredis's own asyncio soc
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any, Callable, Dict, Optional
 from weakref import WeakKeyDictionary
@@ -30,9 +31,10 @@ import redis
 from ..blocking import BLOCKED
 from ..commands.xadd_xtrim import xadd as _XADD
 from ..errors import ReplyError
-from ..reply import ErrorReply, RepeatedKeyMap, Status
+from ..reply import ErrorReply, RepeatedKeyMap, Status, VerbatimText
 from . import fastpath
 from .compat import NoResponse, SimpleError, SimpleString, SyncConnectionBase
+from .overrides import override
 from .socket import attach
 
 
@@ -384,3 +386,127 @@ def _names_of(router: Any) -> Dict[Any, Any]:
     if table is None:
         table = _NAME_TABLES[router] = {}
     return table
+
+
+# ------------------------------------------------------------------------------- CLIENT LIST / INFO
+@override("client list")
+def _client_list(sock: Any, name: str, base: Callable[[], Any]) -> Any:
+    return functools.partial(client_list, sock), base()[1]
+
+
+@override("client info")
+def _client_info(sock: Any, name: str, base: Callable[[], Any]) -> Any:
+    return functools.partial(client_info, sock), base()[1]
+
+
+def client_info(sock: Any) -> bytes:
+    """CLIENT INFO: this connection's line, with the server's fields (:func:`client_line`)."""
+    return VerbatimText(client_line(sock, time.time()) + b"\n")
+
+
+_CLIENT_TYPES = frozenset((b"normal", b"master", b"replica", b"slave", b"pubsub"))
+
+
+def client_list(sock: Any, *args: bytes) -> bytes:
+    """CLIENT LIST [TYPE normal|master|replica|pubsub | ID id …]: one line per connection of the server, in
+    connection order, each with the server's fields; the server's errors for a bad type, id or syntax."""
+    ids: Optional[set] = None
+    kind: Optional[bytes] = None
+    if len(args) == 2 and bytes(args[0]).lower() == b"type":
+        kind = bytes(args[1]).lower()
+        if kind not in _CLIENT_TYPES:
+            raise SimpleError(f"ERR Unknown client type '{bytes(args[1]).decode('utf-8', 'replace')}'")
+    elif len(args) > 1 and bytes(args[0]).lower() == b"id":
+        ids = set()
+        for raw in args[1:]:
+            text = bytes(raw)
+            if not (text.isdigit() or (text[:1] == b"-" and text[1:].isdigit())):
+                raise SimpleError("ERR Invalid client ID")
+            ids.add(int(text))
+    elif args:
+        raise SimpleError("ERR syntax error")
+    now = time.time()
+    lines = []
+    for other in list(sock._server.sockets):
+        if ids is not None and int(other._client_info.get("id", 0)) not in ids:
+            continue
+        if kind is not None and kind != (b"pubsub" if getattr(other, "_pubsub", 0) else b"normal"):
+            continue
+        lines.append(client_line(other, now) + b"\n")
+    return VerbatimText(b"".join(lines))
+
+
+def _subscriptions(sock: Any, table: Any) -> int:
+    return sum(1 for subscribers in (table or {}).values() if sock in subscribers)
+
+
+def client_line(sock: Any, now: float) -> bytes:
+    """One ``CLIENT LIST`` line as the profile's server writes it: ``id addr laddr fd name age idle flags db sub
+    psub ssub multi qbuf qbuf-free argv-mem multi-mem rbs rbp obl oll omem tot-mem events cmd user redir resp``
+    (``lib-name lib-ver`` from 7.2 and on Valkey). Addresses, fd, age, idle, flags, db, subscriptions, MULTI,
+    the last command, user and protocol are this connection's; the memory fields are this fake's estimates.
+    In-process connections (no socket) show fakeredis's addresses and ``fd=-1``."""
+    info = sock._client_info
+    wire = getattr(sock, "_sf_wire", None)
+    server = sock._server
+    flags = ""
+    if getattr(sock, "_pubsub", 0):
+        flags += "P"
+    transaction = getattr(sock, "_transaction", None)
+    if transaction is None and getattr(sock, "_in_transaction", False):  # EXEC running: still MULTI, its count
+        transaction = wire.shaper.queued if wire is not None else []
+    if transaction is not None:
+        flags += "x"
+    if getattr(sock, "_blocked", False):
+        flags += "b"
+    if transaction is not None and getattr(sock, "_watch_notified", False):
+        flags += "d"
+    if wire is not None and wire.close_after_reply:
+        flags += "c"
+    if wire is not None and wire.unix:
+        flags += "U"
+    if getattr(sock, "_no_evict", False):
+        flags += "e"
+    profile = sock._sf_session.server.profile if getattr(sock, "_sf_session", None) is not None else None
+    newer = profile is not None and (profile.server == "valkey" or profile.version_tuple >= (7, 2))
+    if newer and getattr(sock, "_no_touch", False):
+        flags += "T"
+    created = float(info.get("-created", now))
+    if wire is not None:
+        age, idle = int(time.monotonic() - wire.created), int(time.monotonic() - wire.last_active)
+        addr, laddr, fd = wire.peer, wire.local, wire.fd
+        command = wire.command
+        qbuf = wire.parser.buffered
+        events = "rw" if wire.writing else "r"
+    else:
+        age = idle = max(0, int(now - created))
+        addr, laddr, fd = info.get("addr", "127.0.0.1:0"), info.get("laddr", "127.0.0.1:0"), -1
+        command, qbuf, events = getattr(sock, "_sf_fields", None) or [], 0, "r"
+    if command:
+        cmd = bytes(command[0]).lower().decode("utf-8", "replace")
+        if len(command) > 1 and cmd in _CONTAINER_COMMANDS:
+            cmd += "|" + bytes(command[1]).lower().decode("utf-8", "replace")
+    else:
+        cmd = "NULL"
+    fields = [
+        ("id", info.get("id", 0)), ("addr", addr), ("laddr", laddr), ("fd", fd), ("name", info.get("name", "")),
+        ("age", age), ("idle", idle), ("flags", flags or "N"), ("db", getattr(sock, "_db_num", 0)),
+        ("sub", _subscriptions(sock, getattr(server, "subscribers", None))),
+        ("psub", _subscriptions(sock, getattr(server, "psubscribers", None))),
+        ("ssub", _subscriptions(sock, getattr(server, "ssubscribers", None))),
+        ("multi", len(transaction) if transaction is not None else -1), ("qbuf", qbuf),
+        ("qbuf-free", max(0, 20474 - qbuf) if qbuf < 20474 else 0),
+        ("argv-mem", sum(len(a) for a in command) if command else 0), ("multi-mem", 0), ("rbs", 16384),
+        ("rbp", 16384), ("obl", 0), ("oll", 0), ("omem", 0), ("tot-mem", 37658 + qbuf), ("events", events),
+        ("cmd", cmd), ("user", info.get("user", "default")), ("redir", -1), ("resp", info.get("resp", 2)),
+    ]
+    if newer:
+        fields += [("lib-name", info.get("lib-name", "")), ("lib-ver", info.get("lib-ver", ""))]
+    return " ".join(f"{k}={v}" for k, v in fields).encode("utf-8", "replace")
+
+
+#: commands whose ``cmd`` field names the subcommand too (``client|info``)
+_CONTAINER_COMMANDS = frozenset(
+    "acl client cluster command config debug function latency memory module object pubsub script slowlog "
+    "xgroup xinfo".split()
+)

@@ -37,6 +37,7 @@ import select
 import socket
 import threading
 import time
+import traceback
 from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
 from .protocol import Limits, ProtocolError, RequestParser
@@ -119,7 +120,7 @@ class Connection:
 
     __slots__ = ("owner", "sock", "fd", "peer", "local", "parser", "client", "command", "protocol", "shaper",
                  "out", "unsent", "dirty", "close_after_reply", "closed", "writing", "last_active", "created",
-                 "waiter", "__weakref__")
+                 "waiter", "unix", "__weakref__")
 
     def __init__(self, owner: TcpServer, sock: socket.socket, peer: str, local: str) -> None:
         self.owner = owner
@@ -139,6 +140,7 @@ class Connection:
         self.writing = False  # registered for writability
         self.created = self.last_active = time.monotonic()
         self.waiter: Any = None  # a fakeredis blocked command of this client (the adapter's)
+        self.unix = peer.endswith(":0") and local == peer and not peer[:1].isdigit()  # a Unix-socket client
         self.client: Any = owner.client_factory(owner.server, self)
 
     # ----------------------------------------------------------------------------- adapter side
@@ -237,6 +239,11 @@ class Connection:
             owner.running = self
             try:
                 client.run(argv, parser)
+            except Exception:  # a bug below us: this client is dropped, the server goes on
+                owner.errors.append(traceback.format_exc())
+                del owner.errors[:-100]
+                self._drop()
+                break
             finally:
                 owner.running = None
             if owner._after_command:
@@ -286,6 +293,7 @@ class TcpServer:
         self.dirty: List[Connection] = []  # to write at the end of this pass (in order of first output)
         self.rechecks: List[Any] = []  # fakeredis waiters to re-check after the current command
         self.running: Optional[Connection] = None  # whose command runs now (loop thread)
+        self.errors: List[str] = []  # tracebacks of exceptions a command raised (its client was dropped); last 100
         self._after_command: List[Tuple[Connection, Optional[bytes], Optional[Callable[[], None]]]] = []
         self.closed = False
         self._inbox: Deque[Tuple[Connection, Optional[bytes], Optional[Callable[[], None]]]] = collections.deque()

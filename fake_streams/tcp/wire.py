@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, List, Sequence
 
-from ..reply import ErrorReply, RepeatedKeyMap, Status
+from ..reply import ErrorReply, RepeatedKeyMap, Status, VerbatimText
 
 __all__ = ["NIL_ARRAY", "ErrorReply", "Reply", "encode", "shape_nil_arrays"]
 
@@ -106,6 +106,11 @@ def _encode(value: Any, resp3: bool, out: List[bytes], push: bool = False) -> No
             _encode(item, resp3, out)
     elif kind is str:
         _encode(value.encode(), resp3, out)
+    elif kind is VerbatimText:
+        if resp3:
+            out.append(b"=%d\r\ntxt:%s\r\n" % (len(value) + 4, value))
+        else:
+            _encode(bytes(value), resp3, out)
     elif isinstance(value, (bytes, bytearray, memoryview)):
         _encode(bytes(value), resp3, out)
     elif kind is Status:
@@ -172,6 +177,11 @@ class ReplyShaper:
 
     def __init__(self) -> None:
         self._queued: List[Sequence[bytes]] = []
+
+    @property
+    def queued(self) -> List[Sequence[bytes]]:
+        """The commands queued since MULTI (until EXEC's reply)."""
+        return self._queued
 
     def reply(self, command: Sequence[bytes], value: Any, protocol: int) -> Reply:
         name = bytes(command[0]).lower() if command else b""

@@ -158,3 +158,85 @@ def test_pipelined_xadds_with_a_blocked_reader(served, raw):
     writer.sock.sendall(b"".join(resp_command("XADD", "s", f"{i}-0", "f", i) for i in range(2, 6)))
     assert [writer.read() for _ in range(4)] == [b"$3\r\n%d-0\r\n" % i for i in range(2, 6)]
     assert reader.read() == b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nf\r\n$1\r\n2\r\n"
+
+
+CLIENT_STATES = [
+    [],
+    ["CLIENT SETNAME worker-1", "SELECT 2"],
+    ["CLIENT NO-EVICT on"],
+    ["HELLO 3"],
+    ["WATCH k", "MULTI", "SET a 1"],
+]
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("setup", CLIENT_STATES, ids=lambda s: " / ".join(s) or "fresh")
+def test_client_info_fields_as_the_real_server(real_redis, raw, setup):
+    """CLIENT INFO over TCP: the same fields in the same order; flags, db, subscriptions, multi, cmd, user,
+    resp and name as the server's (addresses, ids, times and memory estimates aside)."""
+    from fake_streams import FakeStreamsServer
+
+    real = real_redis()
+    fake = FakeStreamsServer(version="7.0")
+    handle = serve(fake)
+    masked = {"id", "addr", "laddr", "fd", "age", "idle", "qbuf", "qbuf-free", "argv-mem", "multi-mem", "rbs",
+              "rbp", "tot-mem", "obl", "omem"}
+    try:
+        lines = {}
+        for side, port in (("fake", handle.port), ("real", real.connection_pool.connection_kwargs["port"])):
+            client = raw(port)
+            for line in setup:
+                client.call(*line.split())
+            reply = client.call("CLIENT", "INFO")
+            if reply == b"+QUEUED\r\n":  # inside MULTI: the line comes in EXEC's reply
+                reply = client.call("EXEC").split(b"\r\n", 2)[2]
+            text = reply.split(b"\r\n", 1)[1]
+            lines[side + " head"] = (reply[:1], text.startswith(b"txt:"))  # bulk, or RESP3 verbatim =…txt:
+            if text.startswith(b"txt:"):
+                text = text[4:]
+            fields = [item.split(b"=", 1) for item in text.rstrip(b"\r\n").split(b" ")]
+            lines[side] = [(k, b"*" if k.decode() in masked else v) for k, v in fields]
+            assert text.endswith(b"\n\r\n")
+        assert lines["fake"] == lines["real"]
+        assert lines["fake head"] == lines["real head"]
+    finally:
+        handle.close()
+        fake.close()
+
+
+def test_client_list_shows_every_connection(served, raw, make_client):
+    a, b = raw(served.port), raw(served.port)
+    a.call("CLIENT", "SETNAME", "alpha")
+    b.send("BLPOP", "l", "0")
+    wait_until(lambda: blocked_clients(served.server) == 1, "the reader to block")  # real-time: the loop thread
+    make_client().ping()  # an in-process connection is listed too
+    listing = a.call("CLIENT", "LIST")
+    lines = listing.split(b"\r\n", 1)[1].rstrip(b"\r\n").split(b"\n")
+    assert len(lines) == 3
+    mine = next(line for line in lines if b" name=alpha " in line)
+    assert b" flags=N " in mine and b" cmd=client|list " in mine and b" fd=" in mine and b" fd=-1 " not in mine
+    blocked = next(line for line in lines if b" cmd=blpop " in line)
+    assert b" flags=b " in blocked
+    kill_id = blocked.split(b" ")[0].split(b"=")[1]
+    assert a.call("CLIENT", "KILL", "ID", kill_id) == b":1\r\n"
+    assert b.closed_by_peer()
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("args", ["", "TYPE normal", "TYPE pubsub", "TYPE bogus", "ID 999", "ID x", "ID 0", "ID -3",
+                                  "FOO", "TYPE normal ID 1"])
+def test_client_list_arguments_as_the_real_server(real_redis, raw, args):
+    from fake_streams import FakeStreamsServer
+
+    real = real_redis()
+    fake = FakeStreamsServer(version="7.0")
+    handle = serve(fake)
+    try:
+        kinds = []
+        for port in (handle.port, real.connection_pool.connection_kwargs["port"]):
+            reply = raw(port).call("CLIENT", "LIST", *args.split())
+            kinds.append(reply if reply[:1] == b"-" else (reply[:1], reply.count(b"\n")))
+        assert kinds[0] == kinds[1]
+    finally:
+        handle.close()
+        fake.close()
