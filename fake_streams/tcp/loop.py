@@ -40,6 +40,7 @@ import time
 import traceback
 from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
+from ..reply import Status
 from .protocol import Limits, ProtocolError, RequestParser
 from .wire import ErrorReply, Reply, ReplyShaper, encode
 
@@ -120,7 +121,7 @@ class Connection:
 
     __slots__ = ("owner", "sock", "fd", "peer", "local", "parser", "client", "command", "protocol", "shaper",
                  "out", "unsent", "dirty", "close_after_reply", "closed", "writing", "last_active", "created",
-                 "waiter", "unix", "__weakref__")
+                 "waiter", "unix", "authenticated", "__weakref__")
 
     def __init__(self, owner: TcpServer, sock: socket.socket, peer: str, local: str) -> None:
         self.owner = owner
@@ -128,7 +129,8 @@ class Connection:
         self.fd = sock.fileno()
         self.peer = peer
         self.local = local
-        self.parser = RequestParser(owner.limits)
+        self.parser = RequestParser(owner.limits, self.auth_required)
+        self.authenticated = False  # an AUTH (or HELLO … AUTH) succeeded
         self.command: List[bytes] = []  # the request being run
         self.protocol = 2  # the RESP version of the last reply (pushes use it)
         self.shaper = ReplyShaper()
@@ -147,7 +149,15 @@ class Connection:
     def reply(self, value: Any, protocol: int) -> Reply:
         """Wrap the reply to :attr:`command` (loop thread, or the thread serving a parked read)."""
         self.protocol = protocol
+        if not self.authenticated and self.command and (type(value) is Status or type(value) is dict):
+            name = bytes(self.command[0]).lower()
+            self.authenticated = name == b"auth" or (name == b"hello" and b"auth" in
+                                                     (bytes(a).lower() for a in self.command[2:]))
         return self.shaper.reply(self.command, value, protocol)
+
+    def auth_required(self) -> bool:
+        """``requirepass`` is set and this client has not authenticated (the parser's smaller limits apply)."""
+        return not self.authenticated and bool(self.owner.config.get(b"requirepass"))
 
     def put(self, message: Any) -> None:
         """Queue a reply (:class:`~fake_streams.tcp.wire.Reply`) or a push message for this pass's write."""
@@ -284,7 +294,7 @@ class TcpServer:
             self.config[b"maxclients"] = str(maxclients).encode()
         self.config.setdefault(b"proto-max-bulk-len", str(DEFAULT_MAX_BULK_LEN).encode())
         self.config.setdefault(b"client-query-buffer-limit", str(DEFAULT_QUERY_BUFFER_LIMIT).encode())
-        self.limits = Limits(auth_required=None)
+        self.limits = Limits()
         self.maxclients = DEFAULT_MAXCLIENTS
         self.query_buffer_limit = DEFAULT_QUERY_BUFFER_LIMIT
         self._config_seen: Tuple[Any, ...] = ()

@@ -49,15 +49,14 @@ class ProtocolError(Exception):
 
 
 class Limits:
-    """The parser's limits; the server refreshes them from CONFIG (``proto-max-bulk-len``, requirepass)."""
+    """The parser's limits, shared by the server's connections; it refreshes them from CONFIG
+    (``proto-max-bulk-len``)."""
 
-    __slots__ = ("max_bulk_len", "inline_max", "auth_required")
+    __slots__ = ("max_bulk_len", "inline_max")
 
-    def __init__(self, max_bulk_len: int = 512 * 1024 * 1024, inline_max: int = INLINE_MAX_SIZE,
-                 auth_required: Optional[Callable[[], bool]] = None) -> None:
+    def __init__(self, max_bulk_len: int = 512 * 1024 * 1024, inline_max: int = INLINE_MAX_SIZE) -> None:
         self.max_bulk_len = max_bulk_len
         self.inline_max = inline_max
-        self.auth_required = auth_required  # None: never required
 
 
 def string_to_ll(raw: bytes) -> Optional[int]:
@@ -147,12 +146,14 @@ def _line_end(buf: bytes, char: bytes, pos: int) -> int:
 
 class RequestParser:
     """One connection's request parser. :meth:`feed` the received bytes, then call :meth:`next` until it
-    answers None (no complete request yet); ``[]`` is an empty request, to be skipped."""
+    answers None (no complete request yet); ``[]`` is an empty request, to be skipped. ``auth_required()``
+    says whether the connection must still authenticate (the smaller limits apply)."""
 
-    __slots__ = ("limits", "_buf", "_pos", "_argv", "_left", "_bulklen", "_chunks", "_chunked", "_need", "_error")
+    __slots__ = ("limits", "auth_required", "_buf", "_pos", "_argv", "_left", "_bulklen", "_chunks", "_chunked", "_need", "_error")
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, auth_required: Optional[Callable[[], bool]] = None) -> None:
         self.limits = limits
+        self.auth_required = auth_required
         self._buf = b""  # received, not yet consumed from _pos on
         self._pos = 0
         self._argv: Optional[List[bytes]] = None  # the arguments of a multibulk request being read
@@ -305,5 +306,5 @@ class RequestParser:
         return argv
 
     def _unauthenticated(self) -> bool:
-        check = self.limits.auth_required
+        check = self.auth_required
         return check is not None and check()

@@ -171,16 +171,16 @@ def test_a_large_bulk_is_joined_once():
 
 def test_unauthenticated_limits():
     required = [True]
-    parser = RequestParser(Limits(auth_required=lambda: required[0]))
+    parser = RequestParser(Limits(), auth_required=lambda: required[0])
     parser.feed(b"*11\r\n")
     with pytest.raises(ProtocolError, match="unauthenticated multibulk length"):
         parser.next()
-    parser = RequestParser(Limits(auth_required=lambda: required[0]))
+    parser = RequestParser(Limits(), auth_required=lambda: required[0])
     parser.feed(b"*2\r\n$4\r\nECHO\r\n$16385\r\n")
     with pytest.raises(ProtocolError, match="unauthenticated bulk length"):
         parser.next()
     required[0] = False
-    parser = RequestParser(Limits(auth_required=lambda: required[0]))
+    parser = RequestParser(Limits(), auth_required=lambda: required[0])
     parser.feed(b"*11\r\n")
     assert parser.next() is None
 
@@ -209,3 +209,22 @@ def test_split_inline(line, argv):
     assert split_inline(line) == argv
 
 
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("payload", [b"*11\r\n", b"*2\r\n$4\r\nECHO\r\n$16385\r\n", b"*2\r\n$4\r\nECHO\r\n$16384\r\n",
+                                     b"AUTH pw\r\n*11\r\n"], ids=["args", "bulk", "bulk at the limit", "after AUTH"])
+def test_unauthenticated_limits_as_the_real_server(real_redis, fake_port, payload):
+    import redis
+
+    real = real_redis()
+    real_port = real.connection_pool.connection_kwargs["port"]
+    fake = redis.Redis(port=fake_port)
+    try:
+        for client in (real, fake):
+            client.config_set("requirepass", "pw")
+        assert _exchange(fake_port, payload) == _exchange(real_port, payload)
+    finally:
+        for client in (real, fake):
+            client.config_set("requirepass", "")
+        fake.close()
