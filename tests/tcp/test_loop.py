@@ -240,3 +240,24 @@ def test_client_list_arguments_as_the_real_server(real_redis, raw, args):
     finally:
         handle.close()
         fake.close()
+
+
+def test_a_fakeredis_blocked_tcp_client_woken_from_another_thread(served, raw, make_client):
+    reader = raw(served.port)
+    reader.send("BLPOP", "l", "0")
+    wait_until(lambda: blocked_clients(served.server) == 1, "the reader to block")  # real-time: the loop thread
+    assert make_client().rpush("l", "x") == 1  # in process: the change callback runs in this thread
+    assert reader.read() == b"*2\r\n$1\r\nl\r\n$1\r\nx\r\n"
+    assert reader.call("LLEN", "l") == b":0\r\n"
+
+
+def test_block_timeouts_on_the_system_clock(raw):
+    from fake_streams import FakeStreamsServer, SystemClock
+
+    server = FakeStreamsServer(clock=SystemClock())
+    with serve(server) as handle:
+        c = raw(handle.port)
+        assert c.call("XREAD", "BLOCK", "30", "STREAMS", "s", "$") == b"*-1\r\n"  # served by the timer thread
+        assert c.call("BZPOPMIN", "z", "0.03") == b"*-1\r\n"  # the loop's own deadline
+        assert c.call("PING") == b"+PONG\r\n"
+    server.close()
