@@ -3,7 +3,8 @@
 The TCP server parses requests itself (:mod:`fake_streams.tcp.protocol`) and hands each argument vector to
 :meth:`TcpClient.run`, in the event loop's thread:
 
-* a **stream command** takes the direct path when nothing could tell it from the dispatch path (the
+* a **stream command** (and PING, redis-benchmark's probe) takes the direct path when nothing could tell it
+  from the dispatch path (the
   conditions of :mod:`.fastpath`: no MULTI, pubsub, CLIENT REPLY, faults, ACL restriction, password, paused
   parser …): ``FakeStreamsServer.execute`` under the server lock, its reply encoded as it is (no fakeredis
   parse, dispatch or reply conversion);
@@ -170,6 +171,9 @@ def _tcp_value(value: Any) -> Any:
 
 _TCP_CLASSES: Dict[type, type] = {}
 _CONTAINER = object()
+#: PING outside MULTI/pubsub/CLIENT REPLY (the direct path's conditions): ``+PONG`` or its argument, no dispatch
+_PING = object()
+_PONG = Status(b"PONG")
 _NAME_CACHE_MAX = 4096
 
 
@@ -211,7 +215,7 @@ class TcpClient:
         trim and reply; taken only when nothing can tell — no blocked client, no stream keyspace event, a
         stream without TTL at the key). False: not taken, nothing consumed or run."""
         server = self.server
-        if server.blocking.has_waiters() or len(argv) < 3:
+        if not parser.has_input or server.blocking.has_waiters() or len(argv) < 3:
             return False
         key = argv[1]
         names = self._names
@@ -260,7 +264,7 @@ class TcpClient:
         return True
 
     def _direct(self, argv: Any, parser: Any = None) -> bool:
-        """A stream command on the direct path if nothing could tell the difference; False: not run."""
+        """A stream command (or PING) on the direct path if nothing could tell the difference; False: not run."""
         names = self._names
         spec = names.get(argv[0])
         if spec is None:
@@ -269,6 +273,11 @@ class TcpClient:
             spec = names[argv[0]] = _lookup(self.server.router, bytes(argv[0]).lower())
             if spec is None:
                 return False
+        if spec is _PING:
+            if len(argv) > 2 or not self._usable():
+                return False
+            self.sock._sf_wire.put_own(argv[1] if len(argv) == 2 else _PONG, self.session.protocol)
+            return True
         start = 1
         if spec is _CONTAINER:
             if len(argv) < 2:
@@ -307,8 +316,7 @@ class TcpClient:
         if value is BLOCKED:
             sock.pause()
             return True
-        wire = sock._sf_wire
-        wire.put(wire.reply(value, session.protocol))
+        sock._sf_wire.put_own(value, session.protocol)
         return True
 
     def _usable(self) -> bool:
@@ -369,7 +377,10 @@ class TcpClient:
 
 
 def _lookup(router: Any, name: bytes) -> Any:
-    """The engine spec of a top-level stream command name (lower case), :data:`_CONTAINER`, or None."""
+    """The engine spec of a top-level stream command name (lower case), :data:`_CONTAINER`, :data:`_PING`
+    or None."""
+    if name == b"ping":
+        return _PING
     text = name.decode("latin-1")
     if text in router.containers:
         return _CONTAINER

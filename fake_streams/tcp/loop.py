@@ -42,7 +42,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
 from ..reply import Status
 from .protocol import Limits, ProtocolError, RequestParser
-from .wire import ErrorReply, Reply, ReplyShaper, encode
+from .wire import ErrorReply, Reply, ReplyShaper, encode, shape_nil_arrays
 
 __all__ = ["Connection", "TcpServer"]
 
@@ -171,6 +171,17 @@ class Connection:
             data = encode(message, self.protocol, push=True)
         self.owner.post(self, data, None)
 
+    def put_own(self, value: Any, protocol: int) -> None:
+        """The reply to this client's running stream command on the direct path (loop thread): nil shapes,
+        encoded and queued at once (no MULTI or AUTH state to track: the direct path runs outside both)."""
+        self.protocol = protocol
+        if protocol == 2 and (value is None or type(value) is list):
+            value = shape_nil_arrays(self.command, value)
+        self.out.append(encode(value, protocol))
+        if not self.dirty:
+            self.dirty = True
+            self.owner.dirty.append(self)
+
     def put_all(self, values: List[Any], protocol: int) -> None:
         """Queue the replies of a run of this client's commands that need no nil shaping (XADD IDs, errors)."""
         self.protocol = protocol
@@ -234,7 +245,8 @@ class Connection:
     def process(self) -> None:
         """Run the complete requests buffered, in order, until one blocks or the client is to be closed."""
         client, parser, owner = self.client, self.parser, self.owner
-        while not self.close_after_reply and not client.paused:
+        state = client.sock  # its _paused: a blocked command (read directly: this loop runs per request)
+        while not self.close_after_reply and not state._paused:
             try:
                 argv = parser.next()
             except ProtocolError as exc:

@@ -173,6 +173,11 @@ class RequestParser:
         self._pos = mark
 
     @property
+    def has_input(self) -> bool:
+        """Received bytes are waiting to be parsed."""
+        return self._pos < len(self._buf)
+
+    @property
     def awaiting_bulk(self) -> bool:
         """A bulk's length is known and its bytes are still arriving (read in larger chunks)."""
         return self._need > 0
@@ -201,7 +206,7 @@ class RequestParser:
         """The next complete request's arguments, ``[]`` for an empty one, None if incomplete.
         Raises :class:`ProtocolError`. O(size of the request); the common case (decimal lengths, the whole
         request received) is one ``find`` per line and one slice per argument."""
-        if self._need:
+        if self._need or (self._pos >= len(self._buf) and self._argv is None):
             return None
         if self._error is not None:
             raise self._error

@@ -52,6 +52,13 @@ SCRIPT = [
     "DISCARD",
     "DISCARD",                            # DISCARD without MULTI
     "XFOO bar",
+    "PING",
+    "ping hello",
+    "PiNg a b",                           # wrong number of arguments
+    "MULTI",
+    "PING",
+    "PING x",
+    "EXEC",
     "XGROUP FOO",
     "XADD s",
     "TYPE s",
@@ -71,6 +78,8 @@ SCRIPT = [
     "MULTI",
     "XREAD STREAMS s 9-0",
     "EXEC",                               # [_] under RESP3
+    "PING",
+    "PING hi",
     "XINFO STREAM s",
     "XINFO GROUPS s",
     "XREAD STREAMS s 9-0",
@@ -154,6 +163,25 @@ def test_pipelined_xadds_equal_a_real_server(real_redis, raw):
             client.sock.sendall(b"".join(resp_command(*line.split()) for line in PIPELINE))
             replies[side] = [client.read() for _ in PIPELINE]
         assert replies["fake"] == replies["real"]
+    finally:
+        handle.close()
+        fake.close()
+
+
+def test_client_reply_skip_and_ping_pipelined(real_redis, raw):
+    from .conftest import resp_command
+
+    real = real_redis()
+    fake = FakeStreamsServer(version="7.0", clock=ManualClock(1_700_000_000_000))
+    handle = serve(fake)
+    try:
+        got = []
+        for port in (handle.port, real.connection_pool.connection_kwargs["port"]):
+            client = raw(port)
+            client.sock.sendall(resp_command("CLIENT", "REPLY", "SKIP") + resp_command("PING", "skipped")
+                                + resp_command("XADD", "r", "1-0", "a", "b") + resp_command("PING"))
+            got.append([client.read(), client.read()])
+        assert got[0] == got[1] == [b"$3\r\n1-0\r\n", b"+PONG\r\n"]
     finally:
         handle.close()
         fake.close()
