@@ -213,14 +213,15 @@ class TcpClient:
         """XADDs on one key back to back in the client's input (a pipeline): run together by
         :func:`fastpath._xadd_run` (one lock, one session entry, per command its own clock read, ID, entry,
         trim and reply; taken only when nothing can tell — no blocked client, no stream keyspace event, a
-        stream without TTL at the key). False: not taken, nothing consumed or run."""
+        stream without TTL at the key). A single XADD goes this way too (no command context to build). False:
+        not taken, nothing consumed or run."""
         server = self.server
-        if not parser.has_input or server.blocking.has_waiters() or len(argv) < 3:
+        if server.blocking.has_waiters() or len(argv) < 3:
             return False
         key = argv[1]
         names = self._names
         batch = [((spec, list(argv[1:]), argv), None)]
-        while True:
+        while parser.has_input:
             mark = parser.mark()
             if mark is None:
                 break
@@ -235,8 +236,6 @@ class TcpClient:
                 parser.rewind(mark)
                 break
             batch.append(((spec, list(following[1:]), following), None))
-        if len(batch) == 1:
-            return False
         session, sock = self.session, self.sock
         out: list = []
         done = 0
@@ -253,6 +252,8 @@ class TcpClient:
                     self._lock.release()
             finally:
                 session.leave()
+        if not done and len(batch) == 1:
+            return False
         wire = sock._sf_wire
         if out:
             protocol = session.protocol
