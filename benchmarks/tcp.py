@@ -83,6 +83,13 @@ def _benchmark(pid: int, port: int, args: List[str], requests: int) -> Tuple[flo
     return (float(found[-1]) if found else 0.0), cpu / requests * 1e6
 
 
+def _command(port: int, inline: bytes) -> int:
+    """An inline command's integer reply."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(inline + b"\r\n")
+        return int(sock.recv(100)[1:].split(b"\r\n")[0])
+
+
 def _big_xadd(port: int, size: int) -> float:
     value = b"v" * size
     request = b"*5\r\n$4\r\nXADD\r\n$3\r\nbig\r\n$1\r\n*\r\n$1\r\nf\r\n$%d\r\n%s\r\n" % (size, value)
@@ -121,6 +128,8 @@ def main() -> int:
                     samples.setdefault((f"{name}: server CPU µs/request", side), []).append(cpu_us)
                 for size in (16, 64):
                     samples.setdefault((f"XADD {size} MiB (s)", side), []).append(_big_xadd(port, size << 20))
+        lengths = {side: (_command(port, b"XLEN s"), _command(port, b"XLEN p"))
+                   for side, port in (("fake", fake_port), ("real", real_port))}
     finally:
         fake.terminate()
         real.terminate()
@@ -140,6 +149,8 @@ def main() -> int:
         fmt = "{:.3f}" if "MiB" in name else "{:.1f}" if "CPU" in name else "{:.0f}"
         lines.append(f"| {name} | {fmt.format(f)} | {fmt.format(r)} | {ratio:.2f} | "
                      f"{', '.join(fmt.format(x) for x in fake_s)} | {', '.join(fmt.format(x) for x in real_s)} |")
+    expected = (args.rounds * args.n, args.rounds * args.n * 4)
+    lines += ["", f"-c 50 without a drop: XLEN s / XLEN p after the runs = {lengths} (expected {expected} each)"]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

@@ -256,7 +256,7 @@ class TcpClient:
             return False
         wire = sock._sf_wire
         if out:
-            protocol = session.protocol
+            protocol = wire.protocol  # the connection's RESP version: only dispatch-path commands (HELLO, RESET) change it
             wire.command = batch[done - 1][0][2]
             wire.put_all(out, protocol)
         for prepared, _ in batch[done:]:  # not taken (another thread parked a reader meanwhile): one by one
@@ -277,7 +277,8 @@ class TcpClient:
         if spec is _PING:
             if len(argv) > 2 or not self._usable():
                 return False
-            self.sock._sf_wire.put_own(argv[1] if len(argv) == 2 else _PONG, self.session.protocol)
+            wire = self.sock._sf_wire
+            wire.put_own(argv[1] if len(argv) == 2 else _PONG, wire.protocol)
             return True
         start = 1
         if spec is _CONTAINER:
@@ -317,7 +318,8 @@ class TcpClient:
         if value is BLOCKED:
             sock.pause()
             return True
-        sock._sf_wire.put_own(value, session.protocol)
+        wire = sock._sf_wire
+        wire.put_own(value, wire.protocol)
         return True
 
     def _usable(self) -> bool:
