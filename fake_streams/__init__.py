@@ -51,3 +51,13 @@ __all__ = [
     "SystemClock",
     "patch_redis",
 ]
+
+
+def __getattr__(name: str) -> str:
+    """``__version__`` on first access (see :mod:`fake_streams._version`)."""
+    if name == "__version__":
+        from ._version import version
+
+        value = globals()["__version__"] = version()
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

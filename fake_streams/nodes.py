@@ -18,7 +18,7 @@ int64 text (``lpStringToInt64``, the same rule as ``string2ll``) are stored as i
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from .ids import StreamID, parse_i64
 
@@ -95,10 +95,13 @@ class Node:
     ``count`` live entries, ``deleted`` tombstones (never compacted), ``last_id`` the ID of the last
     entry written to it (tombstone or not), ``master_fields`` the field names of its master entry.
     ``lp_bytes`` is the listpack size in bytes; it is ``base_bytes`` plus the two master counters,
-    whose encoded size changes as they grow.
+    whose encoded size changes as they grow. ``buried`` keeps the fields of its tombstones (128-bit key →
+    field tuple, ``None`` until the first): the server's listpack keeps them until the node is freed, and
+    DUMP writes them (:meth:`bury`).
     """
 
-    __slots__ = ("master", "master_fields", "count", "deleted", "base_bytes", "last_id", "_names", "_same_tail")
+    __slots__ = ("master", "master_fields", "count", "deleted", "base_bytes", "last_id", "buried", "_names",
+                 "_same_tail")
 
     def __init__(self, sid: StreamID, fields: Sequence[bytes]) -> None:
         """A new node holding its first entry ``sid`` (flags SAMEFIELDS). ``fields`` is ``[f1, v1, f2, v2, ...]``."""
@@ -120,6 +123,7 @@ class Node:
             base += str_size(value)
         self.base_bytes = base
         self.last_id = sid
+        self.buried: Optional[Dict[int, Tuple[bytes, ...]]] = None
 
     @property
     def lp_bytes(self) -> int:
@@ -172,6 +176,16 @@ class Node:
         """Turn ``n`` live entries into tombstones (flags rewritten in place; same size)."""
         self.count -= n
         self.deleted += n
+
+    def bury(self, key: int, fields: Tuple[bytes, ...]) -> None:
+        """The live entry with 128-bit ``key`` and stored ``fields`` becomes a tombstone (:meth:`mark_deleted`),
+        its fields kept for DUMP. O(1)."""
+        self.count -= 1
+        self.deleted += 1
+        buried = self.buried
+        if buried is None:
+            buried = self.buried = {}
+        buried[key] = fields
 
     def __repr__(self) -> str:
         return (

@@ -301,7 +301,9 @@ class Stream:
         The entry becomes a tombstone in its node; a node whose last live entry goes is freed.
         """
         entries = self._entries
-        if entries.pop_k((sid[0] << 64) | sid[1]) is None:
+        key = (sid[0] << 64) | sid[1]
+        fields = entries.pop_k(key)
+        if fields is None:
             return False
         node = self._node_of(sid)
         if node.count == 1:
@@ -312,7 +314,7 @@ class Stream:
                 self._tail = nodes.last_value() if nodes else None
             self._rax_nodes = None
         else:
-            node.mark_deleted()
+            node.bury(key, fields)
         if sid > self.max_deleted_entry_id:
             self.max_deleted_entry_id = sid
         if not entries:
@@ -388,8 +390,9 @@ class Stream:
             else:
                 k = entries.count_below((minid[0] << 64) | minid[1], live)  # type: ignore[index]
             if k > 0:
+                for key, fields in list(entries.scan_k(entries.first_k(), limit=k)):  # type: ignore[arg-type]
+                    node.bury(key, fields)
                 entries.pop_front(k)
-                node.mark_deleted(k)
                 deleted += k
             break
         if not entries:
@@ -415,6 +418,43 @@ class Stream:
         """``[(master, count, deleted, lp_bytes, last_id), ...]`` oldest first (debugging / tests). O(#nodes)."""
         return node_layout(list(self._nodes.values()))
 
+    # ------------------------------------------------------------- DUMP/RESTORE
+    def node_contents(self) -> Iterator[Tuple[Node, List[Tuple[int, Tuple[bytes, ...], bool]]]]:
+        """Each node (oldest first) with every entry its listpack holds, in ID order: ``(key, fields, deleted)``
+        (live entries from the index, tombstones from ``Node.buried``). O(n + tombstones · log)."""
+        nodes = list(self._nodes.values())
+        entries = self._entries
+        for i, node in enumerate(nodes):
+            lo = rax_key(node.master)
+            live = []
+            if node.count:
+                hi = rax_key(nodes[i + 1].master) - 1 if i + 1 < len(nodes) else None
+                live = [(k, fields, False) for k, fields in entries.scan_k(lo, hi)]
+            if node.buried:
+                live += [(k, fields, True) for k, fields in node.buried.items()]
+                live.sort(key=lambda row: row[0])
+            yield node, live
+
+    def load_node(self, rows: Sequence[Tuple[StreamID, List[bytes], bool]]) -> None:
+        """Append a node as a RESTORE payload has it: ``rows`` = ``(id, [f1, v1, ...], deleted)`` in ID order,
+        above every entry present, the first one's ID being the node's master. The counters (``last_id`` …) are
+        the caller's to set. O(len(rows))."""
+        first_sid, first_fields, _ = rows[0]
+        node = Node(first_sid, list(first_fields))
+        stored = [tuple(first_fields)]
+        for sid, fields, _ in rows[1:]:
+            stored.append(node.add_entry(sid, list(fields)))
+        entries = self._entries
+        for (sid, _, deleted), kept in zip(rows, stored):
+            key = (sid[0] << 64) | sid[1]
+            if deleted:
+                node.bury(key, kept)
+            else:
+                entries.append_entry(key, b"%d-%d" % sid, kept)
+        self._nodes.set_k(rax_key(first_sid), node)
+        self._tail = node
+        self._rax_nodes = None
+
     # ---------------------------------------------------------------- checks
     def _check(self) -> None:
         """Assert every invariant. O(n)."""
@@ -439,6 +479,7 @@ class Stream:
             hi = bisect_left(keys, masters[i + 1]) if i + 1 < len(masters) else len(entries)
             assert hi - lo == node.count, (node, hi - lo)
             assert node.lp_bytes > 0
+            assert len(node.buried or ()) == node.deleted, node  # every tombstone keeps its fields (DUMP)
             total += node.count
         assert total == len(entries), (total, len(entries))
         if keys:

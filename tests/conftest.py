@@ -8,6 +8,10 @@
 * ``real_redis`` — ``redis-server`` (Debian's 7.0.15) on a free loopback port for the session, compared
   with the fake's profile "7.0"; tests using it carry the ``real`` marker and skip without the binary
   (fail instead with FAKE_STREAMS_REQUIRE_REAL=1).
+
+The fast loop and the full run (:mod:`tests.support.budget`): ``--run-slow`` (or FAKE_STREAMS_SLOW=1) runs
+the tests marked ``slow`` and gives every ``budget(fast=…, full=…)`` its full value; without it they are
+deselected, unless ``-m`` names ``slow`` or the test is named by its node id.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from pathlib import Path
 from typing import Any, Callable, List
 
 import pytest
@@ -27,12 +32,74 @@ import redis
 import redis.asyncio
 
 from fake_streams import FakeStreamsServer, ManualClock
+from tests.support.budget import SLOW_ENV, full_run
 
 REDIS_PY = tuple(int(p) for p in redis.__version__.split(".")[:2])
 #: ``protocol=`` exists from redis-py 5.0
 PROTOCOLS = (2, 3) if REDIS_PY >= (5, 0) else (2,)
 START_MS = 1_700_000_000_000
 MODES = [f"{kind}-{p}" for kind in ("sync", "async") for p in PROTOCOLS]
+
+
+# ------------------------------------------------------------------------------ fast loop / full run
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-slow", action="store_true", default=False,
+                     help="also run the tests marked slow, with the full random-test budgets (what .ci/run "
+                          f"does; {SLOW_ENV}=1 is the same)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--run-slow"):
+        os.environ[SLOW_ENV] = "1"  # before test modules import: their budget() calls read it
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if full_run():
+        return "full run: slow tests included, full budgets"
+    return "fast loop: slow tests deselected, small budgets (--run-slow runs everything, as CI does)"
+
+
+def _asked_for(config: pytest.Config, item: pytest.Item) -> bool:
+    """The command line asks for this slow test: ``-m`` names slow, or an argument is its node id."""
+    if "slow" in (config.option.markexpr or ""):
+        return True
+    root = str(config.rootpath)
+    for arg in config.args:
+        if "::" in arg:
+            node = os.path.relpath(os.path.abspath(arg.split("::")[0]), root) + "::" + arg.split("::", 1)[1]
+            if item.nodeid == node or item.nodeid.startswith(node + "[") or item.nodeid.startswith(node + "::"):
+                return True
+    return False
+
+
+CONFORMANCE_DIR = Path(__file__).parent / "conformance"
+
+
+def _repeats_a_target(item: pytest.Item) -> bool:
+    """A ``pair`` parameter of a second profile on an oracle whose main profile runs the same test (Valkey 9.1
+    as "valkey-8.0" beside it as "7.4"), outside tests/conformance: the same commands on the same server again.
+    tests/conformance keeps it in the fast loop (the raw-reply scenarios and every error text, seconds)."""
+    callspec = getattr(item, "callspec", None)
+    target = callspec.params.get("conformance_target") if callspec is not None else None
+    return (target is not None and getattr(target, "main", True) is False
+            and CONFORMANCE_DIR not in Path(str(item.path)).parents)
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    if _repeats_a_target(item):
+        item.add_marker(pytest.mark.slow)  # at collection: before ``-m`` selects by markers
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
+    """The fast loop leaves out what is slow (last: after every conftest has marked its items)."""
+    if full_run():
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") and not _asked_for(config, item)]
+    if slow:
+        skipped = set(map(id, slow))
+        items[:] = [item for item in items if id(item) not in skipped]
+        config.hook.pytest_deselected(items=slow)
 
 
 def pool_kwargs(protocol: int, **kwargs: Any) -> dict:

@@ -11,7 +11,7 @@ each imports only those above it):
 * :mod:`.access` — what sessions do on a fakeredis socket (client id, protocol, reply queue, kill, events);
 * :mod:`.routing` — which names the engine serves, with fakeredis signatures carrying the Redis arity;
 * :mod:`.overrides` — the table of non-stream commands served by us instead of fakeredis
-  (:mod:`.builtin`: HELLO, INFO, CLIENT UNBLOCK, COPY);
+  (:mod:`.builtin`: HELLO, INFO, CLIENT UNBLOCK, COPY; :mod:`.dumprestore`: DUMP, RESTORE);
 * :mod:`.sessions` — one connection as the server sees it (sync and asyncio), parked replies;
 * :mod:`.socket` — the socket mixin on the dispatch seam ``_name_to_func`` and :func:`attach`;
 * :mod:`.fastpath` — the direct path of redis-py connections for stream commands (no RESP, no dispatch);
@@ -23,7 +23,7 @@ module exports below.
 
 from __future__ import annotations
 
-from . import builtin  # noqa: F401  (each module that registers overrides is imported here)
+from . import builtin, dumprestore  # noqa: F401  (each module that registers overrides is imported here)
 from .access import client_id
 from .backend import Backend, Keyspace, error, to_wire
 from .compat import CONNECTION_ERROR_MSG, FAKEREDIS_VERSION, AsyncConnectionBase, SyncConnectionBase

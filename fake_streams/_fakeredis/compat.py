@@ -15,7 +15,7 @@ import fakeredis.aioredis as _aioredis
 from fakeredis import _msgs as msgs
 from fakeredis._commands import Signature
 from fakeredis._helpers import NoResponse, SimpleError, SimpleString, compile_pattern
-from fakeredis.model import BaseModel
+from fakeredis.model import BaseModel, ExpiringMembersSet, Hash, ZSet
 
 try:  # fakeredis >= 2.39
     from fakeredis._core import CommandItem
@@ -41,6 +41,6 @@ CONNECTION_ERROR_MSG = msgs.CONNECTION_ERROR_MSG
 
 __all__ = [
     "FAKEREDIS_VERSION", "FLOOR", "AsyncConnectionBase", "AsyncFakeSocket", "BaseModel", "CONNECTION_ERROR_MSG",
-    "CommandItem", "FakeServer", "NoResponse", "SKIP_RESP2", "Signature", "SimpleError", "SimpleString",
+    "CommandItem", "ExpiringMembersSet", "FakeServer", "Hash", "ZSet", "NoResponse", "SKIP_RESP2", "Signature", "SimpleError", "SimpleString",
     "SyncConnectionBase", "compile_pattern", "msgs",
 ]

@@ -17,7 +17,7 @@ def _group_read_to_3_then_tombstone_at_4_trimmed_away(pair):
 def test_lag_after_trim_past_the_group_position(pair):
     _group_read_to_3_then_tombstone_at_4_trimmed_away(pair)
     with pair.known_difference(oracle="valkey-9.1", expected=set_field(b"lag", 3),
-                               reason="spec §9.1: Valkey 9.1.2 reports lag nil here, Redis 7.4.1 and "
+                               reason="spec §9 item 1: Valkey 9.1.2 reports lag nil here, Redis 7.4.1 and "
                                       "Valkey 8.0.1 report 3; the 7.4 / Valkey 8 profiles follow them"):
         pair.same("XINFO", "GROUPS", "s")
     pair.same("XINFO", "STREAM", "s")

@@ -2,8 +2,8 @@
 
 One test per Tcl test, named after it; the docstring is the Tcl test name. Codes P and CONFIG
 (value-irrelevant) of the catalogue are ported here, plus "Blocking XREADGROUP will ignore BLOCK if ID is
-not >" (it never blocks) and the portable first half of "Consumer seen-time and active-time". The blocking
-(PB) tests live with the blocking suite; INFO/AOF/RDB/replication ones are listed in
+not >" (it never blocks) and the RDB ones (DUMP/RESTORE in the server's format). The blocking
+(PB) tests live with the blocking suite; INFO/AOF/replication ones are listed in
 :func:`test_not_portable` with the reason.
 
 Tcl's server block carries state from test to test; each Python test starts from an empty keyspace and
@@ -683,8 +683,21 @@ def test_consumer_seen_time_and_active_time(pair):
     consumer_info = _consumers(pair, "mystream", "mygroup")[0]
     assert consumer_info[b"idle"] < 80  # consumer idle (seen-time)
     assert consumer_info[b"inactive"] >= 100  # consumer inactive (active-time)
-    # Not ported: the rest of the Tcl test (DUMP / DEL / RESTORE keeps seen-time and active-time) needs
-    # real RDB payloads (catalogue: NP-RDB).
+
+    # Simulate loading from RDB (the Tcl test reads key x here, a leftover of an earlier test: mystream is meant).
+    # Each side restores its own DUMP and must show its own seen-time and active-time again.
+    def consumer_times(side: Any) -> tuple:
+        group = as_map(as_map(side("XINFO", "STREAM", "mystream", "FULL"))[b"groups"][0])
+        consumer = as_map(group[b"consumers"][0])
+        return consumer[b"seen-time"], consumer[b"active-time"]
+
+    before = {side.name: consumer_times(side) for side in (pair.real, pair.fake)}
+    dumps = {side.name: side("DUMP", "mystream") for side in (pair.real, pair.fake)}
+    pair.same("DEL", "mystream")
+    for side in (pair.real, pair.fake):
+        assert side("RESTORE", "mystream", "0", dumps[side.name]) == b"OK"
+        assert consumer_times(side) == before[side.name]
+    _full(pair, "mystream")
 
 
 def test_xgroup_createconsumer_create_consumer_if_does_not_exist(pair):
@@ -811,6 +824,50 @@ def test_consumer_group_lag_with_xdels(pair):
     assert group[b"lag"] == 2
 
 
+#: RESTORE payloads of the Tcl tests, DUMPed by Redis 5 (RDB 9, RDB_TYPE_STREAM_LISTPACKS) and Redis 7.0
+#: (RDB 11 on the Tcl suite's 7.2+ server: RDB_TYPE_STREAM_LISTPACKS_2) after the commands in each docstring
+LEGACY_V5 = bytes.fromhex(
+    "0f011000000000000000010000000000000000c3404a405716570000002300020104010101846461746105000103010020010381610204"
+    "200a0001400a0062600a0002400a0063600a4022018164200a4039200a0065600a0005400a0066200a00ff020600020267310500040000"
+    "00000000000100000000000000003ef783437a01000001000000000000000200000000000000003ef783437a0100000100000000000000"
+    "0400000000000000003ef783437a01000001000000000000000500000000000000003ef783437a0100000101036331313ef783437a0100"
+    "0004000000000000000100000000000000000000000000000002000000000000000000000000000000040000000000000000000000000000"
+    "000500000000000000000267320000000009003d52ef6867521dfa")
+LEGACY_V7 = bytes.fromhex(
+    "130110000000000000000100000000000000011d1d0000000a0001010001010181660200010201000100018176020401ff010101010100"
+    "00010101670101010100000000000000010000000000000001f55a71c784010000010105416c696365f55a71c7840100000100000000"
+    "0000000100000000000000010b00a7a914a527ff9b9b")
+
+
+def test_loading_from_legacy_redis_6_2_persistence(pair):
+    """Loading from legacy (Redis <= v6.2.x, rdb_ver < 10) persistence
+
+    XADD x 1-0 … 6-0 data a … f; XDEL x 3-0; XGROUP CREATE x g1 0; XGROUP CREATE x g2 0;
+    XREADGROUP GROUP g1 c11 COUNT 4 STREAMS x >; XTRIM x MAXLEN = 2"""
+    pair.same("DEL", "x")
+    pair.same("RESTORE", "x", "0", LEGACY_V5)
+    reply = _full(pair, "x")
+    assert reply[b"max-deleted-entry-id"] == b"0-0"
+    assert reply[b"entries-added"] == 2
+    group = as_map(reply[b"groups"][0])
+    assert group[b"entries-read"] == 1
+    assert group[b"lag"] == 1
+    group = as_map(reply[b"groups"][1])
+    assert group[b"entries-read"] == 0
+    assert group[b"lag"] == 2
+
+
+def test_loading_from_legacy_redis_7_0_persistence(pair):
+    """Loading from legacy (Redis <= v7.0.x, rdb_ver < 11) persistence
+
+    XGROUP CREATE x g $ MKSTREAM; XADD x 1-1 f v; XREADGROUP GROUP g Alice STREAMS x >"""
+    pair.require("consumer_active_time", "the payload's RDB version (11) is newer than Redis 7.0's (10)")
+    pair.same("DEL", "x")
+    pair.same("RESTORE", "x", "0", LEGACY_V7)
+    consumer = as_map(_full_group(pair, "x", 0)[b"consumers"][0])
+    assert consumer[b"seen-time"] == consumer[b"active-time"]
+
+
 # ---------------------------------------------------------------------------------------------
 # Not portable; the blocking (PB) tests are ported with the blocking suite.
 
@@ -824,8 +881,6 @@ NOT_PORTABLE = {
     "XREADGROUP with NOACK creates consumer": "NP-AOF: needs appendonly + DEBUG LOADAOF",
     "Consumer without PEL is present in AOF after AOFRW": "NP-AOF: needs BGREWRITEAOF + DEBUG LOADAOF",
     "Empty stream with no lastid can be rewrite into AOF correctly": "NP-AOF: needs BGREWRITEAOF + DEBUG LOADAOF",
-    "Loading from legacy (Redis <= v6.2.x, rdb_ver < 10) persistence": "NP-RDB: RESTOREs a real RDB payload",
-    "Loading from legacy (Redis <= v7.0.x, rdb_ver < 11) persistence": "NP-RDB: RESTOREs a real RDB payload",
     "Consumer group last ID propagation to slave (NOACK=$noack)": "NP-REPL: needs a master/replica pair",
     "Replication tests of XCLAIM with deleted entries (autoclaim=$autoclaim)": "NP-REPL: needs a master/replica pair",
     "XREADGROUP ACK would propagate entries-read": "NP-REPL: needs a master/replica pair",

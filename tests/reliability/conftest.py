@@ -2,19 +2,20 @@
 
 The real servers are the conformance layer's oracles (:mod:`tests.conformance.oracles`), started once per
 session by the same ``oracle_pool`` fixture (imported below), so running this directory with the rest costs
-no extra server start. Sizes come from environment variables; the defaults are the CI sizes of issue 6:
+no extra server start. Sizes come from environment variables; the defaults are the CI sizes of issue 6 in the
+full run (``--run-slow``, as .ci/run does) and smaller ones in the fast loop (:mod:`tests.support.budget`):
 
-==================================  =======  ===================================================
-variable                            default  meaning
-==================================  =======  ===================================================
-FAKE_STREAMS_DIFF_STEPS             10000    state-machine steps per oracle (2 oracles → 20,000)
-FAKE_STREAMS_DIFF_STEPS_PER_EXAMPLE 50       longest command sequence of one example
-FAKE_STREAMS_FUZZ_VECTORS           100000   fuzz vectors in process (all profiles × protocols)
-FAKE_STREAMS_FUZZ_TRANSPORT_SHARE   0.2      share of them sent through the real transport
-FAKE_STREAMS_FUZZ_REAL_VECTORS      5000     fuzz vectors also sent to each real server
-FAKE_STREAMS_FUZZ_SEED              (none)   fixed fuzz seed (CI: 20240601; locally random)
-FAKE_STREAMS_ISOLATION_TESTS        200      generated tests in the isolation run
-==================================  =======  ===================================================
+==================================  =======  ====  ==============================================
+variable                            full     fast  meaning
+==================================  =======  ====  ==============================================
+FAKE_STREAMS_DIFF_STEPS             10000    1000  state-machine steps per oracle (2 oracles)
+FAKE_STREAMS_DIFF_STEPS_PER_EXAMPLE 50       50    longest command sequence of one example
+FAKE_STREAMS_FUZZ_VECTORS           100000   10000 fuzz vectors in process (all profiles × protocols)
+FAKE_STREAMS_FUZZ_TRANSPORT_SHARE   0.2      0.2   share of them sent through the real transport
+FAKE_STREAMS_FUZZ_REAL_VECTORS      5000     1000  fuzz vectors also sent to each real server
+FAKE_STREAMS_FUZZ_SEED              (none)         fixed fuzz seed (CI: 20240601; locally random)
+FAKE_STREAMS_ISOLATION_TESTS        200      50    generated tests in the isolation run
+==================================  =======  ====  ==============================================
 
 Randomness: derandomized (fixed seeds) when ``CI`` or ``FAKE_STREAMS_REQUIRE_REAL`` is set, random
 otherwise; a failing run prints its seed.

@@ -6,7 +6,7 @@ on these points the oracle is *expected* to differ. Rather than ignoring ``entri
 this module predicts Valkey's values from the fake's state and accepts a difference only where the real
 reply equals that prediction (so a wrong fake, or a wrong model, still fails):
 
-1. **lag after a trim past the group's position** (spec §9.1) and **entries_read when a tombstone lies
+1. **lag after a trim past the group's position** (spec §9 item 1) and **entries_read when a tombstone lies
    between two reads** (found by a colleague: ``XADD 1,2,3; read 1; XDEL 2; XADD 4; read; read`` → Valkey
    entries-read 4 / lag 0, Redis 7.x 3 / 1). Valkey's rules, as modelled here:
 

@@ -14,12 +14,12 @@ Three runs over the same kind of vectors:
    ``FakeStreamsServer`` (RESP2/RESP3, raw replies): only error replies or values, never a dropped
    connection, ``server.internal_errors`` empty, same invariants and fingerprint rule. XREAD/XREADGROUP
    vectors naming BLOCK are sent inside MULTI … EXEC (nothing blocks there).
-3. **against real servers**: a smaller sample (default 5,000 per oracle) goes to the fake and to each real
+3. **against real servers**: a smaller sample (5,000 per oracle in the full run) goes to the fake and to each real
    server from the same starting state; whenever either side replies with an error, both must send the
    same error text (non-error replies are not compared here: the stateful differential does that).
 
-Sizes: FAKE_STREAMS_FUZZ_VECTORS (default 100,000 for runs 1 + 2), FAKE_STREAMS_FUZZ_TRANSPORT_SHARE
-(default 0.2), FAKE_STREAMS_FUZZ_REAL_VECTORS (default 5,000 per oracle); seed FAKE_STREAMS_FUZZ_SEED
+Sizes (defaults of the full run, the fast loop's in brackets): FAKE_STREAMS_FUZZ_VECTORS (100,000 [10,000]
+for runs 1 + 2), FAKE_STREAMS_FUZZ_TRANSPORT_SHARE (0.2), FAKE_STREAMS_FUZZ_REAL_VECTORS (5,000 [1,000] per oracle); seed FAKE_STREAMS_FUZZ_SEED
 (fixed in CI, random locally, printed on failure).
 """
 
@@ -36,6 +36,7 @@ from fake_streams.errors import ReplyError
 from fake_streams.stream import Stream
 from tests.conformance.conftest import TARGETS, oracle_of
 from tests.conformance.replies import Err
+from tests.support.budget import budget
 
 from .conftest import FIGURES, derandomized, env_float, env_int
 from .duo import Duo
@@ -54,9 +55,9 @@ from .fuzz_vectors import VectorGen, cstr_upper, may_block
 from .known_differences import ORACLE_KIND, ValkeyCounters, xread_plus_normalizer
 from .open_bugs import open_bug
 
-VECTORS = env_int("FAKE_STREAMS_FUZZ_VECTORS", 100_000)
+VECTORS = env_int("FAKE_STREAMS_FUZZ_VECTORS", budget(fast=10_000, full=100_000))
 TRANSPORT_SHARE = env_float("FAKE_STREAMS_FUZZ_TRANSPORT_SHARE", 0.2)
-REAL_VECTORS = env_int("FAKE_STREAMS_FUZZ_REAL_VECTORS", 5000)
+REAL_VECTORS = env_int("FAKE_STREAMS_FUZZ_REAL_VECTORS", budget(fast=1000, full=5000))
 CI_SEED = 20240601
 PROFILES = ("7.0", "7.2", "7.4", "valkey-8.0")
 COMBOS = [(p, proto) for p in PROFILES for proto in (2, 3)]

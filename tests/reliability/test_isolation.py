@@ -1,6 +1,6 @@
 """Isolation: nothing a test does with ``fake_redis_streams`` survives into the next test.
 
-A pytester run of FAKE_STREAMS_ISOLATION_TESTS (default 200) generated tests, in a random order (the order
+A pytester run of FAKE_STREAMS_ISOLATION_TESTS (default 200; 50 in the fast loop) generated tests, in a random order (the order
 of generation is shuffled with a seed; ``pytest-random-order`` shuffles again when installed). Every
 generated test uses the fixture and leaves something behind on purpose: stream data, groups and pending
 entries, a reader blocked forever (thread or asyncio task), a patched client of some other address, a
@@ -29,9 +29,11 @@ import textwrap
 
 import pytest
 
+from tests.support.budget import budget
+
 from .conftest import FIGURES, derandomized, env_int
 
-N_TESTS = env_int("FAKE_STREAMS_ISOLATION_TESTS", 200)
+N_TESTS = env_int("FAKE_STREAMS_ISOLATION_TESTS", budget(fast=50, full=200))
 
 CONFTEST = '''
 import threading

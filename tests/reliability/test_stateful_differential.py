@@ -19,7 +19,7 @@ two documented differences of known_differences.py, each accepted only where the
 model's value; open bugs of open_bugs.py (counted).
 
 Oracles: Redis 7.0.15 ↔ profile "7.0", Valkey 9.1.2 ↔ profile "7.4". Size: FAKE_STREAMS_DIFF_STEPS steps
-per oracle (default 10,000, so 20,000 per run); derandomized in CI. A failure shows the command sequence
+per oracle (default 10,000 in the full run, so 20,000 per run; 1,000 in the fast loop); derandomized in CI. A failure shows the command sequence
 (the transcript; shrunk locally, not in CI) with both replies; FAKE_STREAMS_DIFF_TRANSCRIPT=path appends
 whole failing transcripts to a file.
 """
@@ -36,6 +36,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from tests.conformance.conftest import TARGETS, oracle_of
 from tests.conformance.replies import Err, times
+from tests.support.budget import budget
 
 from .conftest import FIGURES, derandomized, env_int
 from .duo import Duo, argv_text
@@ -44,7 +45,7 @@ from .gen_commands import FAMILIES, blocks_risk, draw_xread, draw_xreadgroup, mu
 from .known_differences import ORACLE_KIND, ValkeyCounters, lag_normalizer, wrap_commands, xread_plus_normalizer
 from .open_bugs import open_bug
 
-STEPS = env_int("FAKE_STREAMS_DIFF_STEPS", 10000)
+STEPS = env_int("FAKE_STREAMS_DIFF_STEPS", budget(fast=1000, full=10000))
 STEPS_PER_EXAMPLE = env_int("FAKE_STREAMS_DIFF_STEPS_PER_EXAMPLE", 50)
 
 #: relative frequency of each command family in a step ("multi" = a MULTI … EXEC block)

@@ -49,6 +49,12 @@ class DictContext:
     def notify(self, event: str, key: bytes) -> None:
         self.events.append((event, key))
 
+    def clear_effects(self) -> None:
+        """Forget the recorded side effects (modified keys, ready keys, events): a test's setup is done."""
+        self.modified_keys.clear()
+        self.ready_keys.clear()
+        self.events.clear()
+
     def run(self, *argv: Any) -> Any:
         """Run one command by name through the COMMANDS table (arity checked), returning its reply.
 

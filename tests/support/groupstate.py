@@ -10,9 +10,9 @@ from fake_streams.groups import Consumer, ConsumerGroup, advance_entries_read
 from fake_streams.ids import StreamID
 from fake_streams.stream import Stream
 
+from .engine import sid
 
-def sid(ms: int, seq: int = 0) -> StreamID:
-    return StreamID(ms, seq)
+__all__ = ["check", "deliver", "err", "pel", "sid"]
 
 
 def deliver(stream: Stream, group: ConsumerGroup, name: bytes, ids: Iterable[StreamID], now: int) -> Consumer:

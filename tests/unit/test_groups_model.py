@@ -20,19 +20,11 @@ from fake_streams.groups import (
     group_lag,
     has_tombstones,
 )
-from fake_streams.ids import MIN_ID, StreamID
+from fake_streams.ids import MIN_ID
 from fake_streams.stream import Stream
 from tests.support.context import DictContext
-
-ALL = ("7.0", "7.2", "7.4", "valkey-8.0")
-
-
-def sid(ms, seq=0):
-    return StreamID(ms, seq)
-
-
-def owners(group):
-    return {s: (n.consumer.name, n.delivery_time, n.delivery_count) for s, n in group.pel.items()}
+from tests.support.engine import ALL, sid
+from tests.support.groupstate import pel as owners
 
 
 # --------------------------------------------------------------------------------------- PendingEntry

@@ -14,6 +14,7 @@ from fake_streams import FakeStreamsServer, ids
 from fake_streams.clock import ManualClock
 from fake_streams.errors import ReplyError
 from tests.conftest import get_connection
+from tests.support.budget import budget
 from tests.support.context import DictContext
 
 
@@ -226,7 +227,7 @@ def _outcome(handler, ctx, args):
         return ("error", exc.key, str(exc))
 
 
-@pytest.mark.parametrize("seed", range(16))
+@pytest.mark.parametrize("seed", range(budget(fast=4, full=16)))
 def test_xreadgroup_new_entries_fast_path_matches_the_general_path(seed):
     import random
 

@@ -6,21 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from fake_streams.errors import ReplyError
-from fake_streams.ids import StreamID
 from fake_streams.reply import OK
 from tests.support.context import DictContext
-
-ALL = ("7.0", "7.2", "7.4", "valkey-8.0")
-T0 = 1_700_000_000_000
-
-
-def sid(ms, seq=0):
-    return StreamID(ms, seq)
-
-
-def err(ctx, name, /, **params):
-    return ReplyError(name, **params).render(ctx.profile.errors)
+from tests.support.engine import ALL, T0, sid
+from tests.support.engine import check_all as check
+from tests.support.engine import profile_err as err
 
 
 def setup(version="7.4", n=4):
@@ -33,20 +23,12 @@ def setup(version="7.4", n=4):
     ctx.now_ms = T0 + 100
     ctx.run("XREADGROUP", "GROUP", "g", "bob", "STREAMS", "s", ">")
     ctx.keyspace[b"str"] = "a string"
-    ctx.events.clear()
-    ctx.modified_keys.clear()
+    ctx.clear_effects()
     return ctx
 
 
 def group(ctx):
     return ctx.keyspace[b"s"].groups[b"g"]
-
-
-def check(ctx):
-    stream = ctx.keyspace[b"s"]
-    stream._check()
-    for g in stream.groups.values():
-        g._check()
 
 
 # ============================================================================================== XACK

@@ -14,6 +14,7 @@ from fake_streams.errors import ERRORS, ReplyError
 from fake_streams.ids import MAX_ID, StreamID
 from fake_streams.stream import Stream
 from tests.support.context import DictContext
+from tests.support.engine import run_checked as run
 
 E = ERRORS
 
@@ -21,14 +22,6 @@ E = ERRORS
 @pytest.fixture
 def ctx() -> DictContext:
     return DictContext()
-
-
-def run(ctx: DictContext, *argv):
-    reply = ctx.run(*argv)
-    for value in ctx.keyspace.values():
-        if isinstance(value, Stream):
-            value._check()
-    return reply
 
 
 def fill(ctx: DictContext, key: bytes, n: int, **config) -> Stream:

@@ -11,12 +11,8 @@ import pytest
 from fake_streams.groups import NEVER_ACTIVE, ConsumerGroup
 from fake_streams.ids import MIN_ID
 from tests.support.context import DictContext
+from tests.support.engine import ALL, EAGER, T0, F
 from tests.support.groupstate import check, deliver, err, pel, sid
-
-ALL = ("7.0", "7.2", "7.4", "valkey-8.0")
-EAGER = ("7.2", "7.4", "valkey-8.0")
-T0 = 1_700_000_000_000
-F = [b"f", b"v"]
 
 
 def setup(version="7.4", n=3, now=T0, protocol=2):

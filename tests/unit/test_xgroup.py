@@ -6,26 +6,18 @@ from __future__ import annotations
 
 import pytest
 
-from fake_streams.errors import ReplyError
 from fake_streams.groups import INVALID_ENTRIES_READ, NEVER_ACTIVE
-from fake_streams.ids import MAX_ID, MIN_ID, StreamID
+from fake_streams.ids import MAX_ID, MIN_ID
 from fake_streams.reply import OK, Status
 from tests.support.context import DictContext
+from tests.support.engine import ALL, T0, sid
+from tests.support.engine import check_all as check
+from tests.support.engine import profile_err as err
 
-ALL = ("7.0", "7.2", "7.4", "valkey-8.0")
-T0 = 1_700_000_000_000
 KEY_MISSING = (
     "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use "
     "the MKSTREAM option to create an empty stream automatically."
 )
-
-
-def sid(ms, seq=0):
-    return StreamID(ms, seq)
-
-
-def err(ctx, name, /, **params):
-    return ReplyError(name, **params).render(ctx.profile.errors)
 
 
 def setup(version="7.4", n=3):
@@ -33,26 +25,12 @@ def setup(version="7.4", n=3):
     for i in range(1, n + 1):
         ctx.run("XADD", "s", f"{i}-0", "f", str(i))
     ctx.keyspace[b"str"] = "a string"
-    clear(ctx)
+    ctx.clear_effects()
     return ctx
-
-
-def clear(ctx):
-    ctx.events.clear()
-    ctx.ready_keys.clear()
-    ctx.modified_keys.clear()
 
 
 def group(ctx, name="g", key="s"):
     return ctx.keyspace[key.encode()].groups[name.encode()]
-
-
-def check(ctx):
-    for value in ctx.keyspace.values():
-        if hasattr(value, "groups"):
-            value._check()
-            for g in value.groups.values():
-                g._check()
 
 
 def syntax(ctx, typed):
@@ -69,7 +47,7 @@ def test_create_and_busygroup(version):
     assert (g.last_id, g.entries_read, len(g.pel), len(g.consumers)) == (sid(3), INVALID_ENTRIES_READ, 0, 0)
     assert ctx.events == [("xgroup-create", b"s")]
     assert ctx.modified_keys == [] and ctx.ready_keys == []  # an existing key: WATCH stays clean
-    clear(ctx)
+    ctx.clear_effects()
     assert ctx.run("XGROUP", "CREATE", "s", "g", "0") == "BUSYGROUP Consumer Group name already exists"
     assert ctx.run("XGROUP", "CREATE", "s", "g", "0", "MKSTREAM") == "BUSYGROUP Consumer Group name already exists"
     assert group(ctx) is g and ctx.events == []
@@ -101,7 +79,7 @@ def test_create_on_a_missing_key(version):
     assert (len(stream), stream.last_id, group(ctx, key="new").last_id) == (0, MIN_ID, MIN_ID)
     assert ctx.ready_keys == [b"new"] and ctx.modified_keys == [b"new"]  # a new key: WATCH dirtied
     assert ctx.events == [("xgroup-create", b"new")]
-    clear(ctx)
+    ctx.clear_effects()
     assert ctx.run("xgroup", "create", "new2", "g", "7-1", "mkstream") == OK
     assert group(ctx, key="new2").last_id == sid(7, 1)
     check(ctx)
@@ -165,7 +143,7 @@ def test_syntax_error_quotes_the_subcommand_as_typed():
 def test_setid(version):
     ctx = setup(version)
     ctx.run("XGROUP", "CREATE", "s", "g", "0", "ENTRIESREAD", "2")
-    clear(ctx)
+    ctx.clear_effects()
     assert ctx.run("XGROUP", "SETID", "s", "g", "$") == OK
     g = group(ctx)
     assert (g.last_id, g.entries_read) == (sid(3), INVALID_ENTRIES_READ)  # ENTRIESREAD omitted → -1
@@ -215,13 +193,13 @@ def test_destroy(version):
     ctx = setup(version)
     ctx.run("XGROUP", "CREATE", "s", "g", "0")
     ctx.run("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
-    clear(ctx)
+    ctx.clear_effects()
     assert ctx.run("XGROUP", "DESTROY", "s", "g") == 1
     assert b"g" not in ctx.keyspace[b"s"].groups
     assert ctx.events == [("xgroup-destroy", b"s")]
     assert ctx.ready_keys == [b"s"]  # blocked XREADGROUP clients are woken (and get NOGROUP)
     assert ctx.modified_keys == []
-    clear(ctx)
+    ctx.clear_effects()
     assert ctx.run("XGROUP", "DESTROY", "s", "g") == 0
     assert ctx.events == [] and ctx.ready_keys == []
     assert ctx.run("XGROUP", "DESTROY", "nokey", "g") == KEY_MISSING
@@ -235,7 +213,7 @@ def test_createconsumer(version):
     """'XGROUP CREATECONSUMER: create consumer if does not exist' / '…: group must exist'."""
     ctx = setup(version)
     ctx.run("XGROUP", "CREATE", "s", "g", "0")
-    clear(ctx)
+    ctx.clear_effects()
     ctx.now_ms = T0 + 9
     assert ctx.run("XGROUP", "CREATECONSUMER", "s", "g", "Bob") == 1
     assert ctx.run("XGROUP", "CREATECONSUMER", "s", "g", "Alice") == 1
@@ -264,11 +242,11 @@ def test_delconsumer_returns_its_pending_count(version):
     ctx.run("XREADGROUP", "GROUP", "g", "alice", "COUNT", "3", "STREAMS", "s", ">")
     ctx.run("XREADGROUP", "GROUP", "g", "bob", "STREAMS", "s", ">")
     ctx.run("XGROUP", "CREATECONSUMER", "s", "g", "carol")
-    clear(ctx)
+    ctx.clear_effects()
     assert ctx.run("XGROUP", "DELCONSUMER", "s", "g", "alice") == 3
     assert list(group(ctx).pel) == [sid(4)]  # alice's entries are no longer pending
     assert ctx.events == [("xgroup-delconsumer", b"s")] and ctx.modified_keys == []
-    clear(ctx)
+    ctx.clear_effects()
     assert ctx.run("XGROUP", "DELCONSUMER", "s", "g", "alice") == 0
     assert ctx.run("XGROUP", "DELCONSUMER", "s", "g", "carol") == 0
     assert ctx.events == [("xgroup-delconsumer", b"s")]  # carol existed, alice no longer did

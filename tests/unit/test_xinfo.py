@@ -11,12 +11,8 @@ from fake_streams.groups import ConsumerGroup
 from fake_streams.ids import MIN_ID
 from fake_streams.reply import Status
 from tests.support.context import DictContext
+from tests.support.engine import ACTIVE, ALL, T0, F
 from tests.support.groupstate import check, deliver, err, sid
-
-ALL = ("7.0", "7.2", "7.4", "valkey-8.0")
-ACTIVE = ("7.2", "7.4", "valkey-8.0")
-T0 = 1_700_000_000_000
-F = [b"f", b"v"]
 
 
 def new_ctx(version="7.4", protocol=2, now=T0, n=3):

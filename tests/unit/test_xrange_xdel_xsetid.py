@@ -13,17 +13,10 @@ from fake_streams.ids import StreamID
 from fake_streams.reply import OK
 from fake_streams.stream import Stream
 from tests.support.context import DictContext
+from tests.support.engine import run_checked as run
 
 E = ERRORS
 U = 18446744073709551615
-
-
-def run(ctx: DictContext, *argv):
-    reply = ctx.run(*argv)
-    for value in ctx.keyspace.values():
-        if isinstance(value, Stream):
-            value._check()
-    return reply
 
 
 @pytest.fixture

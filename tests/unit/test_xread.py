@@ -13,23 +13,13 @@ from fake_streams.commands.base import BlockRequest
 from fake_streams.commands.xread import BLOCKED_DEFAULT_COUNT_R70, SavedRead, serve_blocked_r70
 from fake_streams.errors import ReplyError
 from fake_streams.groups import INVALID_ENTRIES_READ, NEVER_ACTIVE
-from fake_streams.ids import MAX_ID, MIN_ID, StreamID
+from fake_streams.ids import MAX_ID, MIN_ID
 from fake_streams.reply import OK
 from tests.support.context import DictContext
+from tests.support.engine import ALL, EAGER, PLUS, T0, sid
+from tests.support.engine import check_all as check
+from tests.support.engine import profile_err as err
 from tests.support.redis_compat import NO_RESP3
-
-ALL = ("7.0", "7.2", "7.4", "valkey-8.0")
-EAGER = ("7.2", "7.4", "valkey-8.0")
-PLUS = ("7.4", "valkey-8.0")
-T0 = 1_700_000_000_000
-
-
-def sid(ms, seq=0):
-    return StreamID(ms, seq)
-
-
-def err(ctx, name, /, **params):
-    return ReplyError(name, **params).render(ctx.profile.errors)
 
 
 def E(i, field=b"f", value=None):
@@ -44,18 +34,8 @@ def setup(version="7.4", n=3, protocol=2, group=None, key="s"):
         ctx.run("XADD", key, f"{i}-0", "f", str(i))
     if group:
         assert ctx.run("XGROUP", "CREATE", key, group, "0") == OK
-    ctx.events.clear()
-    ctx.ready_keys.clear()
-    ctx.modified_keys.clear()
+    ctx.clear_effects()
     return ctx
-
-
-def check(ctx):
-    for value in ctx.keyspace.values():
-        if hasattr(value, "groups"):
-            value._check()
-            for g in value.groups.values():
-                g._check()
 
 
 def pel(ctx, key="s", group="g"):

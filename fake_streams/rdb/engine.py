@@ -1,0 +1,69 @@
+"""Between the engine's :class:`~fake_streams.stream.Stream` (with its groups) and :class:`~.values.StreamData`.
+
+:func:`stream_data` reads a stream as DUMP writes it: its nodes exactly as the node model has them
+(boundaries, master fields, live entries and the tombstones the nodes keep), counters, groups, PELs,
+consumers. :func:`build_stream` makes the stream a RESTORE loads: the same nodes (so later ``~`` trims,
+XINFO ``radix-tree-keys`` and the next DUMP follow the payload), counters, groups with their PELs shared
+between group and consumer as the engine keeps them. Both O(entries + PEL rows).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Tuple
+
+from ..groups import INVALID_ENTRIES_READ, Consumer, ConsumerGroup, PendingEntry, create_group, estimate_distance
+from ..ids import StreamID, id_of, make_id
+from ..stream import Stream
+from .values import ConsumerData, EntryData, GroupData, NodeData, PendingData, StreamData
+
+
+def _pair(sid: StreamID) -> Tuple[int, int]:
+    return (sid[0], sid[1])
+
+
+def stream_data(stream: Stream) -> StreamData:
+    """The :class:`StreamData` DUMP writes for ``stream``. O(entries + PEL rows)."""
+    nodes: List[NodeData] = []
+    for node, rows in stream.node_contents():
+        entries = [EntryData(_pair(id_of(k)), list(fields), deleted) for k, fields, deleted in rows]
+        nodes.append(NodeData(_pair(node.master), list(node.master_fields), entries))
+    groups: List[GroupData] = []
+    for name, group in stream.groups.items():
+        pending = [PendingData(_pair(sid), nack.delivery_time, nack.delivery_count, nack.consumer.name)
+                   for sid, nack in group.pel.items()]
+        consumers = [ConsumerData(c.name, c.seen_time, c.active_time) for c in group.consumers.values()]
+        groups.append(GroupData(name, _pair(group.last_id), group.entries_read, pending, consumers))
+    return StreamData(nodes, len(stream), _pair(stream.last_id), _pair(stream.first_id),
+                      _pair(stream.max_deleted_entry_id), stream.entries_added, groups)
+
+
+def build_stream(data: StreamData, new_stream: Callable[[], Stream]) -> Stream:
+    """The stream of a decoded payload (``new_stream()`` makes the empty value, bound to the server's CONFIG)."""
+    stream = new_stream()
+    for node in data.nodes:
+        stream.load_node([(make_id(*e.id), e.fields, e.deleted) for e in node.entries])
+    stream.last_id = make_id(*data.last_id)
+    stream.first_id = make_id(*data.first_id)
+    stream.max_deleted_entry_id = make_id(*data.max_deleted_entry_id)
+    stream.entries_added = data.entries_added
+    for g in data.groups:
+        last_id = make_id(*g.last_id)
+        entries_read = g.entries_read if data.has_counters else estimate_distance(stream, last_id)
+        group = create_group(stream, g.name, last_id, entries_read if entries_read >= -1 else INVALID_ENTRIES_READ)
+        assert group is not None  # names are distinct (checked by the decoder)
+        _fill_group(group, g)
+    return stream
+
+
+def _fill_group(group: ConsumerGroup, g: GroupData) -> None:
+    consumers: Dict[bytes, Consumer] = {}
+    for c in g.consumers:
+        consumer = group.create_consumer(c.name, c.seen_time)
+        consumer.active_time = c.active_time
+        consumers[c.name] = consumer
+    for row in g.pending:  # ascending IDs: appends to both PELs
+        k = (row.id[0] << 64) | row.id[1]
+        owner = consumers[row.consumer]  # type: ignore[index]
+        nack = PendingEntry(row.delivery_time, row.delivery_count, owner, b"%d-%d" % row.id)
+        group.pel.append_k(k, nack)
+        owner.pel.append_k(k, nack)

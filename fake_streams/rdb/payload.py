@@ -1,0 +1,89 @@
+"""The DUMP payload footer and what each profile's server writes and accepts.
+
+``<type + object> <RDB version: u16 LE> <crc64(everything before): u64 LE>``. RESTORE refuses a payload
+shorter than 10 bytes, with a version the server does not load, or with a CRC mismatch
+(``verifyDumpPayload``) before it looks at the body.
+
+Per profile (rdb.h ``RDB_VERSION``; the highest object type ``rdbIsObjectType`` accepts; the stream
+type ``rdbSaveObjectType`` writes):
+
+==========  =======  =================  ===========  =====================================
+profile     writes   accepts            max type     stream type / 7.2 encodings
+==========  =======  =================  ===========  =====================================
+7.0         10       <= 10              19           19 (no consumer active-time) / no
+7.2         11       <= 11              21           21 / yes (listpack sets, fpconv)
+7.4         12       <= 12              25 (*)       21 / yes
+valkey-8.0  11       <= 11              21           21 / yes
+==========  =======  =================  ===========  =====================================
+
+(*) 22-25: Redis 7.4's hash field expiration (its pre-GA forms 22/23 and 24/25), written for a hash
+with field TTLs. Valkey 9 writes version 80 and
+accepts <= 11 and 80 (``rdb-version-check strict``); the conformance tests compare the bodies
+against it and the footer with the profile's own version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import FrozenSet
+
+from . import objects, streams
+from .crc64 import crc64
+from .errors import PayloadVersionError
+from .values import Encodings, Value
+
+
+@dataclass(frozen=True)
+class RdbFormat:
+    version: int  # RDB_VERSION written in the footer
+    accepted: FrozenSet[int]  # footer versions RESTORE loads
+    max_type: int  # highest RDB_TYPE_* loaded
+    stream_type: int  # RDB_TYPE_STREAM_LISTPACKS_2 / _3
+    modern: bool  # 7.2+: listpack sets, 7.2 list conversion, fpconv score text
+    hash_ttls: bool = False  # 7.4: hash field TTLs (RDB_TYPE_HASH_METADATA / _LISTPACK_EX)
+
+
+_R70 = RdbFormat(10, frozenset(range(11)), 19, streams.TYPE_STREAM_LISTPACKS_2, False)
+_R72 = RdbFormat(11, frozenset(range(12)), 21, streams.TYPE_STREAM_LISTPACKS_3, True)
+_R74 = RdbFormat(12, frozenset(range(13)), 25, streams.TYPE_STREAM_LISTPACKS_3, True, True)
+_FORMATS = {"7.0": _R70, "7.2": _R72, "7.4": _R74, "valkey-8.0": _R72}
+
+
+def format_for(profile_name: str) -> RdbFormat:
+    """The :class:`RdbFormat` of a profile name (``Profile.name``)."""
+    return _FORMATS[profile_name]
+
+
+def frame(body: bytes, version: int) -> bytes:
+    """``createDumpPayload``'s footer around ``body``."""
+    head = body + version.to_bytes(2, "little")
+    return head + crc64(head).to_bytes(8, "little")
+
+
+_DEFAULT_ENCODINGS = Encodings()
+
+
+def dump_payload(value: Value, fmt: RdbFormat, encodings: Encodings = _DEFAULT_ENCODINGS) -> bytes:
+    """The DUMP reply for ``value``. O(size)."""
+    return frame(objects.encode(value, encodings, fmt.modern, fmt.stream_type, fmt.hash_ttls), fmt.version)
+
+
+def check_footer(payload: bytes, fmt: RdbFormat) -> bytes:
+    """``verifyDumpPayload``: the body (type + object) of a payload whose footer is right, else
+    PayloadVersionError."""
+    if len(payload) < 10:
+        raise PayloadVersionError("payload too short")
+    version = int.from_bytes(payload[-10:-8], "little")
+    if version not in fmt.accepted:
+        raise PayloadVersionError(f"RDB version {version}")
+    if crc64(payload[:-8]) != int.from_bytes(payload[-8:], "little"):
+        raise PayloadVersionError("checksum")
+    return payload[:-10]
+
+
+def load_payload(payload: bytes, fmt: RdbFormat) -> Value:
+    """The value of a RESTORE payload: PayloadVersionError (footer) or PayloadFormatError (body)."""
+    check_footer(payload, fmt)
+    # the server reads the object from the whole buffer: a body that runs into the footer is read on
+    # (rioInitWithBuffer over the full argument), and what follows the object is ignored
+    return objects.decode(payload, fmt.max_type)
