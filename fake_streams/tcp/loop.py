@@ -75,7 +75,8 @@ class _Poller:
             except (KeyError, ValueError, OSError):
                 pass
 
-    def wait(self, timeout: Optional[float]) -> None:
+    def wait(self, timeout: Optional[float], on_error: Callable[[int], None]) -> None:
+        """Wait for events and run their handlers; a handler that raises is reported to ``on_error(fd)``."""
         if self._ms:
             events = self._poll.poll(None if timeout is None else timeout * 1000)
         else:
@@ -84,7 +85,10 @@ class _Poller:
         for fd, mask in events:
             handler = handlers.get(fd)
             if handler is not None:
-                handler(mask)
+                try:
+                    handler(mask)
+                except Exception:
+                    on_error(fd)
 
     def close(self) -> None:
         close = getattr(self._poll, "close", None)
@@ -262,8 +266,7 @@ class Connection:
             try:
                 client.run(argv, parser)
             except Exception:  # a bug below us: this client is dropped, the server goes on
-                owner.errors.append(traceback.format_exc())
-                del owner.errors[:-100]
+                owner._record_error()
                 self._drop()
                 break
             finally:
@@ -469,8 +472,12 @@ class TcpServer:
         wait = self._poller.wait
         try:
             while not self.closed:
-                wait(self._next_timeout())
-                self._after_reads()
+                wait(self._next_timeout(), self._handler_failed)
+                try:
+                    self._after_reads()
+                except Exception:  # a bug: recorded; the loop (every other client) goes on
+                    self._record_error()
+                    self.dirty, self._ready, self.rechecks = [], [], []
         finally:
             self._shutdown()
 
@@ -501,6 +508,17 @@ class TcpServer:
                 conn.dirty = False
                 self.flush(conn)
         self._refresh_config()
+
+    def _record_error(self) -> None:
+        self.errors.append(traceback.format_exc())
+        del self.errors[:-100]
+
+    def _handler_failed(self, fd: int) -> None:
+        """An event handler raised (a bug): recorded, and that client is closed."""
+        self._record_error()
+        conn = self.connections.get(fd)
+        if conn is not None:
+            self.close_connection(conn)
 
     def _next_timeout(self) -> Optional[float]:
         if self._inbox or self._ready or self.rechecks:

@@ -261,3 +261,23 @@ def test_block_timeouts_on_the_system_clock(raw):
         assert c.call("BZPOPMIN", "z", "0.03") == b"*-1\r\n"  # the loop's own deadline
         assert c.call("PING") == b"+PONG\r\n"
     server.close()
+
+
+def test_a_bug_in_one_command_drops_only_its_client(server, raw, monkeypatch):
+    from fake_streams._fakeredis import TcpClient
+
+    original = TcpClient.run
+
+    def run(self, argv, parser=None):
+        if argv[0] == b"BOOM":
+            raise RuntimeError("a bug")
+        return original(self, argv, parser)
+
+    monkeypatch.setattr(TcpClient, "run", run)
+    with serve(server) as handle:
+        victim, bystander = raw(handle.port), raw(handle.port)
+        victim.sock.sendall(b"PING\r\nBOOM\r\nPING\r\n")
+        assert victim.read() == b"+PONG\r\n"
+        assert victim.closed_by_peer()
+        assert bystander.call("PING") == b"+PONG\r\n"
+        assert len(handle.errors) == 1 and "RuntimeError: a bug" in handle.errors[0]
