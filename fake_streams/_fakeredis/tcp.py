@@ -457,7 +457,8 @@ def _subscriptions(sock: Any, table: Any) -> int:
 def client_line(sock: Any, now: float) -> bytes:
     """One ``CLIENT LIST`` line as the profile's server writes it: ``id addr laddr fd name age idle flags db sub
     psub ssub multi qbuf qbuf-free argv-mem multi-mem rbs rbp obl oll omem tot-mem events cmd user redir resp``
-    (``lib-name lib-ver`` from 7.2 and on Valkey). Addresses, fd, age, idle, flags, db, subscriptions, MULTI,
+    (``watch`` from 7.4; ``lib-name lib-ver`` from 7.2; on Valkey also ``capa``, ``watch`` and
+    ``tot-net-in tot-net-out tot-cmds``). Addresses, fd, age, idle, flags, db, subscriptions, MULTI,
     the last command, user and protocol are this connection's; the memory fields are this fake's estimates.
     In-process connections (no socket) show fakeredis's addresses and ``fd=-1``."""
     info = sock._client_info
@@ -482,7 +483,10 @@ def client_line(sock: Any, now: float) -> bytes:
     if getattr(sock, "_no_evict", False):
         flags += "e"
     profile = sock._sf_session.server.profile if getattr(sock, "_sf_session", None) is not None else None
-    newer = profile is not None and (profile.server == "valkey" or profile.version_tuple >= (7, 2))
+    valkey = profile is not None and profile.server == "valkey"
+    version = profile.version_tuple if profile is not None else (7, 0)
+    newer = valkey or version >= (7, 2)  # lib-name / lib-ver, the T flag
+    watch_field = valkey or version >= (7, 4)
     if newer and getattr(sock, "_no_touch", False):
         flags += "T"
     created = float(info.get("-created", now))
@@ -504,11 +508,14 @@ def client_line(sock: Any, now: float) -> bytes:
         cmd = "NULL"
     fields = [
         ("id", info.get("id", 0)), ("addr", addr), ("laddr", laddr), ("fd", fd), ("name", info.get("name", "")),
-        ("age", age), ("idle", idle), ("flags", flags or "N"), ("db", getattr(sock, "_db_num", 0)),
+        ("age", age), ("idle", idle), ("flags", flags or "N"), *([("capa", "")] if valkey else []),
+        ("db", getattr(sock, "_db_num", 0)),
         ("sub", _subscriptions(sock, getattr(server, "subscribers", None))),
         ("psub", _subscriptions(sock, getattr(server, "psubscribers", None))),
         ("ssub", _subscriptions(sock, getattr(server, "ssubscribers", None))),
-        ("multi", len(transaction) if transaction is not None else -1), ("qbuf", qbuf),
+        ("multi", len(transaction) if transaction is not None else 0 if valkey and getattr(sock, "_watches", None)
+         else -1),  # Valkey keeps its WATCH state in the MULTI state: 0 once a key is watched
+        *([("watch", len(getattr(sock, "_watches", ())))] if watch_field else []), ("qbuf", qbuf),
         ("qbuf-free", max(0, 20474 - qbuf) if qbuf < 20474 else 0),
         ("argv-mem", sum(len(a) for a in command) if command else 0), ("multi-mem", 0), ("rbs", 16384),
         ("rbp", 16384), ("obl", 0), ("oll", 0), ("omem", 0), ("tot-mem", 37658 + qbuf), ("events", events),
@@ -516,6 +523,9 @@ def client_line(sock: Any, now: float) -> bytes:
     ]
     if newer:
         fields += [("lib-name", info.get("lib-name", "")), ("lib-ver", info.get("lib-ver", ""))]
+    if valkey:
+        net = (wire.bytes_in, wire.bytes_out, wire.commands) if wire is not None else (0, 0, 0)
+        fields += [("tot-net-in", net[0]), ("tot-net-out", net[1]), ("tot-cmds", net[2])]
     return " ".join(f"{k}={v}" for k, v in fields).encode("utf-8", "replace")
 
 

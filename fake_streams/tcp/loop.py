@@ -125,7 +125,7 @@ class Connection:
 
     __slots__ = ("owner", "sock", "fd", "peer", "local", "parser", "client", "command", "protocol", "shaper",
                  "out", "unsent", "dirty", "close_after_reply", "closed", "writing", "last_active", "created",
-                 "waiter", "unix", "authenticated", "__weakref__")
+                 "waiter", "unix", "authenticated", "bytes_in", "bytes_out", "commands", "__weakref__")
 
     def __init__(self, owner: TcpServer, sock: socket.socket, peer: str, local: str) -> None:
         self.owner = owner
@@ -135,6 +135,7 @@ class Connection:
         self.local = local
         self.parser = RequestParser(owner.limits, self.auth_required)
         self.authenticated = False  # an AUTH (or HELLO … AUTH) succeeded
+        self.bytes_in = self.bytes_out = self.commands = 0  # totals (CLIENT LIST on Valkey: tot-net-in/out, tot-cmds)
         self.command: List[bytes] = []  # the request being run
         self.protocol = 2  # the RESP version of the last reply (pushes use it)
         self.shaper = ReplyShaper()
@@ -238,6 +239,7 @@ class Connection:
             self.owner.close_connection(self)
             return
         self.last_active = time.monotonic()
+        self.bytes_in += len(data)
         if self.close_after_reply:
             return  # the server reads no more requests of a client it is about to close
         parser.feed(data)
@@ -265,6 +267,7 @@ class Connection:
             owner.running = self
             try:
                 client.run(argv, parser)
+                self.commands += 1
             except Exception:  # a bug below us: this client is dropped, the server goes on
                 owner._record_error()
                 self._drop()
@@ -437,6 +440,7 @@ class TcpServer:
             except OSError:
                 self.close_connection(conn)
                 return
+            conn.bytes_out += sent
             conn.unsent = data[sent:] if sent < len(data) else b""
         if conn.unsent:
             if not conn.writing:
