@@ -140,7 +140,7 @@ class Connection:
         self.protocol = 2  # the RESP version of the last reply (pushes use it)
         self.shaper = ReplyShaper()
         self.out: List[bytes] = []  # encoded output of this pass
-        self.unsent = b""  # what the kernel did not take yet
+        self.unsent: Any = b""  # what the kernel did not take yet (a memoryview of the last write)
         self.dirty = False  # queued for writing in this pass
         self.close_after_reply = False  # QUIT, a protocol error, CLIENT KILL: write what is queued, then close
         self.closed = False
@@ -427,11 +427,11 @@ class TcpServer:
         if conn.closed:
             return
         if conn.out:
-            data = conn.unsent + b"".join(conn.out) if conn.unsent else (
+            data: Any = b"".join([conn.unsent, *conn.out]) if conn.unsent else (
                 conn.out[0] if len(conn.out) == 1 else b"".join(conn.out))
             conn.out.clear()
         else:
-            data = conn.unsent
+            data = conn.unsent  # a view of what the last send left: no copy per partial send
         if data:
             try:
                 sent = conn.sock.send(data)
@@ -441,7 +441,7 @@ class TcpServer:
                 self.close_connection(conn)
                 return
             conn.bytes_out += sent
-            conn.unsent = data[sent:] if sent < len(data) else b""
+            conn.unsent = memoryview(data)[sent:] if sent < len(data) else b""
         if conn.unsent:
             if not conn.writing:
                 conn.writing = True

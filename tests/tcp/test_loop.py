@@ -299,3 +299,19 @@ def test_a_bug_in_one_command_drops_only_its_client(server, raw, monkeypatch):
         assert victim.closed_by_peer()
         assert bystander.call("PING") == b"+PONG\r\n"
         assert len(handle.errors) == 1 and "RuntimeError: a bug" in handle.errors[0]
+
+
+def test_a_large_reply_to_a_slow_reader(served, raw):
+    """A reply larger than the socket buffers goes out in pieces as the client reads (no copy per piece)."""
+    c = raw(served.port)
+    value = b"x" * (8 * 1024 * 1024)
+    assert c.call("SET", "big", value) == b"+OK\r\n"
+    c.send("GET", "big")
+    c.send("PING")
+    expected = b"$%d\r\n%s\r\n+PONG\r\n" % (len(value), value)
+    got = bytearray()
+    while len(got) < len(expected):  # plain reads (RawClient.read is meant for small replies)
+        chunk = c.sock.recv(1 << 20)
+        assert chunk, "closed early"
+        got += chunk
+    assert bytes(got) == expected
