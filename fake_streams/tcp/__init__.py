@@ -30,7 +30,7 @@ __all__ = ["NIL_ARRAY", "ErrorReply", "ProtocolError", "Reply", "RequestParser",
 
 
 def serve(server: Any, host: str = "127.0.0.1", port: int = 0, *, maxclients: Optional[int] = None,
-          unixsocket: Optional[str] = None, backlog: int = 511) -> TcpServer:
+          unixsocket: Optional[str] = None, backlog: int = 4096) -> TcpServer:
     """Serve ``server`` on ``host:port`` (0 = a free port), and on the Unix socket ``unixsocket`` if given,
     until ``.close()``; returns the :class:`TcpServer`. ``maxclients`` sets CONFIG ``maxclients``
     (default 10000).

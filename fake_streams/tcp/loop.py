@@ -301,7 +301,7 @@ class TcpServer:
     """
 
     def __init__(self, server: Any, client_factory: Callable[[Any, Connection], Any], host: str = "127.0.0.1",
-                 port: int = 0, backlog: int = 511, maxclients: Optional[int] = None,
+                 port: int = 0, backlog: int = 4096, maxclients: Optional[int] = None,
                  unixsocket: Optional[str] = None) -> None:
         self.server = server
         self.client_factory = client_factory

@@ -28,7 +28,6 @@ def descriptors():
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-@pytest.mark.slow  # ~20 s: 10,000 connections
 def test_ten_thousand_idle_clients_then_max_number_of_clients_reached(descriptors):
     proc = module_process("serve", "--port", "0", "--maxclients", "10000")
     socks: list = []
