@@ -18,6 +18,16 @@ from typing import Any, Iterable, List, Sequence, Tuple
 
 from .ids import StreamID
 
+#: the largest value of the server's int64 counters (delivery count, entries-read, entries-added, lag)
+I64_MAX = (1 << 63) - 1
+
+
+def as_i64(value: int) -> int:
+    """A counter as ``addReplyLongLong`` sends it: the server keeps it in an int64 that wraps past 2^63 - 1
+    (``XCLAIM … RETRYCOUNT 9223372036854775807`` then one more delivery is ``-9223372036854775808``); the
+    engine keeps the unbounded count and wraps it here. O(1)."""
+    return value if -I64_MAX - 1 <= value <= I64_MAX else (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
 
 class Status:
     """A RESP simple string (``+OK``), as opposed to a bulk string."""

@@ -33,8 +33,6 @@ Hooks for tests and the pytest plugin (all thread-safe unless noted):
 
 from __future__ import annotations
 
-import os
-import platform
 import threading
 import traceback
 from typing import Any, Callable, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -42,6 +40,7 @@ from typing import Any, Callable, ClassVar, Dict, List, Mapping, Optional, Seque
 import redis.exceptions
 
 from . import _fakeredis
+from . import info as info_model
 from .blocking import BLOCKED, DEFAULT_BLOCK_SAFETY_S, NOT_SERVED, BlockedClient, BlockingRegistry, Waiter
 from .clock import Clock, SystemClock
 from .commands import COMMANDS
@@ -187,6 +186,9 @@ class FakeStreamsServer:
         self.fast_path = True
         self._snapshot = self.profile.has("time_snapshot")
         self._started_ms = self.clock.now_ms()
+        #: INFO's counters (commandstats, errorstats, totals; reset by CONFIG RESETSTAT)
+        self.stats = info_model.ServerStats()
+        self._info = info_model.InfoRenderer(self.profile, self._started_ms)
         self._unsubscribe = self.clock.subscribe(self._on_clock_change) if self.clock.manual else None
 
     @property
@@ -350,67 +352,22 @@ class FakeStreamsServer:
 
     # ------------------------------------------------------------------------------------ INFO
     def info(self, sections: Sequence[bytes]) -> bytes:
-        """The INFO reply text: ``# Server``, ``# Clients``, ``# Replication``, ``# Keyspace`` (lock held)."""
-        names = {s.decode("utf-8", "replace").lower() for s in sections} or {"default"}
-        if names & {"default", "all", "everything"}:
-            names |= set(_INFO_SECTIONS)
-        stats = self.backend.stats()
-        out = [getattr(self, f"_info_{name}")(stats) for name in _INFO_SECTIONS if name in names]
-        return b"\r\n".join(_info_block(title, fields) for title, fields in out)
-
-    def _info_server(self, stats: Dict[str, Any]) -> Tuple[str, List[Tuple[str, Any]]]:
-        p, now_ms = self.profile, self.clock.now_ms()
-        uptime_s = max(0, now_ms - self._started_ms) // 1000
-        fields: List[Tuple[str, Any]] = [("redis_version", p.redis_version)]
-        if p.valkey_version:
-            fields += [("server_name", p.server), ("valkey_version", p.valkey_version)]
-        fields += [
-            ("redis_git_sha1", "00000000"),
-            ("redis_git_dirty", 0),
-            ("redis_build_id", "0"),
-            ("redis_mode", "standalone"),
-        ]
-        if p.valkey_version:
-            fields.append(("server_mode", "standalone"))
+        """The INFO reply for ``INFO sections…`` (lock held): every section and field the profile's server
+        reports, with live values (:mod:`fake_streams.info`)."""
+        names = info_model.select(self.profile.name, sections)
+        with_keys = "memory" in names or "keyspace" in names
         port = self.address.rsplit(":", 1)[-1] if self.address and not self.address.startswith("unix:") else "6379"
-        fields += [
-            ("os", f"{platform.system()} {platform.release()} {platform.machine()}"),
-            ("arch_bits", 64),
-            ("multiplexing_api", "fake_streams"),
-            ("process_id", os.getpid()),
-            ("run_id", f"{id(self):040x}"[-40:]),
-            ("tcp_port", port),
-            ("server_time_usec", now_ms * 1000),
-            ("uptime_in_seconds", uptime_s),
-            ("uptime_in_days", uptime_s // 86400),
-            ("hz", 10),
-            ("configured_hz", 10),
-            ("executable", ""),
-            ("config_file", ""),
-        ]
-        return "Server", fields
-
-    def _info_clients(self, stats: Dict[str, Any]) -> Tuple[str, List[Tuple[str, Any]]]:
-        return "Clients", [
-            ("connected_clients", stats["clients"]),
-            ("cluster_connections", 0),
-            ("maxclients", 10000),
-            ("blocked_clients", stats["blocked"]),
-            ("tracking_clients", 0),
-            ("clients_in_timeout_table", stats["blocked"]),
-        ]
-
-    def _info_replication(self, stats: Dict[str, Any]) -> Tuple[str, List[Tuple[str, Any]]]:
-        return "Replication", [("role", "master"), ("connected_slaves", 0), ("master_repl_offset", 0)]
-
-    def _info_keyspace(self, stats: Dict[str, Any]) -> Tuple[str, List[Tuple[str, Any]]]:
-        extra = ",subexpiry=0" if self.profile.server == "redis" and self.profile.version_tuple >= (7, 4) else ""
-        return "Keyspace", [
-            (f"db{index}", f"keys={keys},expires={expires},avg_ttl=0{extra}")
-            for index, (keys, expires) in stats["keyspace"].items()
-        ]
+        snap = _fakeredis.info_snapshot(self.backend, self.blocking.snapshot(), int(port) if port.isdigit() else 0,
+                                        with_keys)
+        return self._info.render(sections, self.stats, snap, self.clock.now_ms())
 
     # ---------------------------------------------------------------------------- management
+    def set_requirepass(self, password: Optional[str]) -> None:
+        """As ``CONFIG SET requirepass password`` (None or "" = none): connections made from now on must AUTH
+        (``NOAUTH Authentication required.`` until they do); connections already made stay authenticated."""
+        with self.backend.lock:
+            _fakeredis.set_requirepass(self.backend.fake, (password or "").encode(), config=True)
+
     def flushall(self) -> None:
         """Drop every key of every database (like FLUSHALL; WATCHers are dirtied, blocked XREADGROUP released)."""
         with self.backend.lock:
@@ -467,17 +424,9 @@ class FakeStreamsServer:
         self.backend.shutdown()
 
 
-_INFO_SECTIONS = ("server", "clients", "replication", "keyspace")
-
-
 def _server_gone() -> BaseException:
     """What a blocked call gets when the server closes or goes down (redis-py's own wording)."""
     return redis.exceptions.ConnectionError("Connection closed by server.")
-
-
-def _info_block(title: str, fields: List[Tuple[str, Any]]) -> bytes:
-    lines = [f"# {title}"] + [f"{k}:{v}" for k, v in fields]
-    return ("\r\n".join(lines) + "\r\n").encode()
 
 
 __all__ = ["BlockedClient", "ExecUnit", "FakeStreamsServer", "Session"]

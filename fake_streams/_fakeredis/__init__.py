@@ -11,7 +11,10 @@ each imports only those above it):
 * :mod:`.access` — what sessions do on a fakeredis socket (client id, protocol, reply queue, kill, events);
 * :mod:`.routing` — which names the engine serves, with fakeredis signatures carrying the Redis arity;
 * :mod:`.overrides` — the table of non-stream commands served by us instead of fakeredis
-  (:mod:`.builtin`: HELLO, INFO, CLIENT UNBLOCK, COPY; :mod:`.dumprestore`: DUMP, RESTORE);
+  (:mod:`.builtin`: HELLO, INFO, CLIENT UNBLOCK, COPY; :mod:`.dumprestore`: DUMP, RESTORE; :mod:`.server_cmds`:
+  OBJECT, CONFIG RESETSTAT, AUTH, transaction refusals, SWAPDB …);
+* :mod:`.auth` — NOAUTH / NOPERM for every command before it runs (requirepass, ACL rules and key patterns);
+* :mod:`.server_info` — what INFO needs from fakeredis's state (:mod:`fake_streams.info` renders it);
 * :mod:`.sessions` — one connection as the server sees it (sync and asyncio), parked replies;
 * :mod:`.socket` — the socket mixin on the dispatch seam ``_name_to_func`` and :func:`attach`;
 * :mod:`.fastpath` — the direct path of redis-py connections for stream commands (no RESP, no dispatch);
@@ -23,16 +26,22 @@ module exports below.
 
 from __future__ import annotations
 
-from . import builtin, dumprestore  # noqa: F401  (each module that registers overrides is imported here)
+from . import (  # each module that registers overrides is imported here
+    builtin,  # noqa: F401
+    dumprestore,  # noqa: F401
+    server_cmds,  # noqa: F401
+)
 from .access import client_id
+from .auth import set_requirepass
 from .backend import Backend, Keyspace, error, to_wire
 from .compat import CONNECTION_ERROR_MSG, FAKEREDIS_VERSION, AsyncConnectionBase, SyncConnectionBase
 from .routing import Router
+from .server_info import snapshot as info_snapshot
 from .socket import attach
 from .tcp import TcpClient
 from .values import StreamValue
 
 __all__ = [
     "AsyncConnectionBase", "Backend", "CONNECTION_ERROR_MSG", "FAKEREDIS_VERSION", "Keyspace", "Router",
-    "StreamValue", "SyncConnectionBase", "TcpClient", "attach", "client_id", "error", "to_wire",
+    "StreamValue", "SyncConnectionBase", "TcpClient", "attach", "client_id", "error", "info_snapshot", "set_requirepass", "to_wire",
 ]

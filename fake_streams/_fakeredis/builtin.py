@@ -9,6 +9,7 @@ import functools
 import inspect
 from typing import Any, Callable, Tuple
 
+from . import auth
 from .overrides import override, signature
 from .values import StreamValue
 
@@ -24,6 +25,7 @@ def hello(sock: Any, *args: bytes) -> Any:
     """fakeredis's HELLO (protocol switch, AUTH, SETNAME), reporting the profile's server and version."""
     if not args:  # HELLO without a version keeps the current protocol
         args = (str(sock._client_info.protocol_version).encode(),)
+    args = tuple(auth.hello_auth(sock, list(args)))  # AUTH user pass: authenticated here (fakeredis does not check)
     data = sock.hello(*args)
     profile = sock._sf_session.server.profile
     return {

@@ -9,6 +9,7 @@ fakeredis release that moves something is mended in one place.
 from __future__ import annotations
 
 import importlib.metadata
+from typing import Any
 
 import fakeredis
 import fakeredis.aioredis as _aioredis
@@ -17,6 +18,16 @@ from fakeredis._commands import Signature
 from fakeredis._helpers import NoResponse, SimpleError, SimpleString, compile_pattern
 from fakeredis.model import BaseModel, ExpiringMembersSet, Hash, ZSet
 
+try:
+    from fakeredis.model._command_info import get_command_info
+except ImportError:  # pragma: no cover - a release without the command table
+
+    def get_command_info(cmd: bytes) -> Any:  # type: ignore[misc]
+        return None
+try:  # fakeredis >= 2.39
+    from fakeredis._socket._resp import extract_command
+except ImportError:  # pragma: no cover - fakeredis <= 2.38
+    from fakeredis._basefakesocket import extract_command  # type: ignore[no-redef]
 try:  # fakeredis >= 2.39
     from fakeredis._core import CommandItem
 except ImportError:  # pragma: no cover - fakeredis <= 2.38
@@ -41,6 +52,6 @@ CONNECTION_ERROR_MSG = msgs.CONNECTION_ERROR_MSG
 
 __all__ = [
     "FAKEREDIS_VERSION", "FLOOR", "AsyncConnectionBase", "AsyncFakeSocket", "BaseModel", "CONNECTION_ERROR_MSG",
-    "CommandItem", "ExpiringMembersSet", "FakeServer", "Hash", "ZSet", "NoResponse", "SKIP_RESP2", "Signature", "SimpleError", "SimpleString",
-    "SyncConnectionBase", "compile_pattern", "msgs",
+    "CommandItem", "ExpiringMembersSet", "FakeServer", "Hash", "NoResponse", "SKIP_RESP2", "Signature", "SimpleError",
+    "SimpleString", "SyncConnectionBase", "ZSet", "compile_pattern", "extract_command", "get_command_info", "msgs",
 ]

@@ -35,6 +35,7 @@ import asyncio
 import os
 import sys
 import time
+from time import perf_counter as _perf_counter
 from typing import Any, Dict, Iterator, Optional, Tuple
 from weakref import WeakKeyDictionary
 
@@ -47,6 +48,7 @@ from ..commands.xadd_xtrim import xadd as _XADD
 from ..errors import ReplyError
 from ..reply import Status
 from ..stream import Stream
+from . import auth
 from .access import stream_events_sent
 from .backend import error
 from .compat import SimpleError
@@ -115,7 +117,7 @@ def _acl_ok(sock: Any, fake: Any) -> bool:
 
 
 def _acl_open(sock: Any, fake: Any) -> bool:
-    if sock._client_info.get("user") != "default":
+    if sock._client_info.get("user") != "default" or not auth.passed(sock, fake):  # NOAUTH: the dispatch path says it
         return False
     acl = fake.acl._user_acl.get(b"default")
     if acl is None:
@@ -360,14 +362,19 @@ def _answer(sock: Any, session: Any, prepared: Tuple[Any, list, list], fast: Any
     through the socket's queue). ``server.execute`` opens and finishes the execution unit itself when none is
     open (``depth`` only matters to fakeredis's name lookups). O(1) around the handler."""
     server = session.server
+    started = _perf_counter()
     try:
         reply = server.execute(session, *prepared)
     except ReplyError as exc:
-        fast.append(sock._decode_error(error(exc, server.profile)))
+        err = error(exc, server.profile)
+        _count(server, prepared[0], started, err.value)
+        fast.append(sock._decode_error(err))
         return False
     except SimpleError as exc:
+        _count(server, prepared[0], started, exc.value)
         fast.append(sock._decode_error(exc))
         return False
+    _count(server, prepared[0], started, None)
     if reply is BLOCKED:
         sock.pause()
         return True
@@ -412,6 +419,7 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) ->
     decode_error = sock._decode_error
     append = fast.append
     added = False
+    first, started = i, _perf_counter()
     try:
         while i < n:
             prepared = batch[i][0]
@@ -429,13 +437,26 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) ->
                     append(append_parsed(stream, args, targs, now_ms(), limits)[0])
                 added = True
             except ReplyError as exc:
-                append(decode_error(error(exc, server.profile)))
+                err = error(exc, server.profile)
+                server.stats.error_reply(err.value)
+                server.stats.command("xadd").failed += 1
+                append(decode_error(err))
             except Exception as exc:  # an engine bug: as server.execute answers it
-                append(decode_error(error(server._internal_error(spec, args, exc), server.profile)))
+                err = error(server._internal_error(spec, args, exc), server.profile)
+                server.stats.error_reply(err.value)
+                server.stats.command("xadd").failed += 1
+                append(decode_error(err))
     finally:
         if added:
             keyspace.changed(key)
+        if i > first:  # INFO commandstats: the run's time shared by its commands
+            server.stats.called_many("xadd", i - first, (_perf_counter() - started) * 1e6)
     return i
+
+
+def _count(server: Any, spec: Any, started: float, error_text: Optional[str]) -> None:
+    """INFO commandstats of one direct-path command (its name, µs since ``started``, its error reply). O(1)."""
+    server.stats.called(spec.name, (_perf_counter() - started) * 1e6, error_text, "write" in spec.flags)
 
 
 def _plain_list(reply: list) -> None:

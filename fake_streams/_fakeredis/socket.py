@@ -21,15 +21,17 @@ from __future__ import annotations
 import collections
 import functools
 import itertools
+import time
 from typing import Any, Dict, Tuple
 
 import redis.exceptions
 
 from ..commands.base import CommandSpec
 from ..errors import ReplyError
-from . import overrides
+from ..info import command_stat_name
+from . import auth, overrides
 from .backend import error
-from .compat import AsyncFakeSocket, SimpleError
+from .compat import AsyncFakeSocket, SimpleError, extract_command, get_command_info
 from .routing import _as_bytes, _c_str, unknown_command_args
 from .sessions import AsyncSession, SyncSession
 
@@ -42,6 +44,10 @@ class StreamsSocketMixin:
     _killed = False  # CLIENT KILL / an injected drop (read by the direct path's state check)
     _sf_script_argv: Any = None
     _sf_acl_checked: Any = None  # the server's dispatch generation at which the direct path found the ACL open
+    _sf_top = False  # inside this socket's own _process_command (INFO's rejected-call count)
+    _sf_ran = False  # the current top-level command reached _run_command (so its error is not a rejection)
+    _sf_name: Any = None  # the fakeredis name of the current top-level command, once looked up
+    _sf_authenticated = True  # passed AUTH, or connected while ``default`` needed no password (see .auth)
 
     def _process_command(self, fields: Any) -> None:
         session = self._sf_session
@@ -57,11 +63,45 @@ class StreamsSocketMixin:
                 if faults is not None and self._sf_fault(faults, session, fields):
                     return
             self._sf_fields = fields  # argv as typed (fakeredis lower-cases names): error texts quote it
+            self._sf_top, self._sf_ran, self._sf_name = True, False, None
+            if fields and not self._sf_open(fake) and self._sf_refused(fields, session):
+                return
             super()._process_command(fields)  # type: ignore[misc]
         finally:
+            self._sf_top = False
             if fake is not None:  # after the command (ACL SETUSER, AUTH, HELLO …): see _GENERATIONS
                 fake._sf_generation = next(_GENERATIONS)
             session.leave()
+
+    def _sf_open(self, fake: Any) -> bool:
+        """Whether nothing can refuse this socket's commands: authenticated as ``default`` and ``default`` can run
+        everything (checked by fakeredis's own rule model). O(1)."""
+        if not self._sf_authenticated or self._client_info.get("user", "default") != "default":
+            return False
+        user = fake.acl._user_acl.get(b"default")
+        return user is None or auth._unrestricted(user)
+
+    def _sf_refused(self, fields: Any, session: Any) -> bool:
+        """:func:`.auth.gate` (NOAUTH, NOPERM) after the checks the server makes first (the command exists and has
+        its arity, else fakeredis answers those): True if it answered the refusal instead of the command."""
+        cmd, args = extract_command(fields)
+        try:
+            _, sig = self._name_to_func(cmd)
+            sig.check_arity(args, self.version)  # type: ignore[attr-defined]
+        except SimpleError:
+            self._sf_name = None
+            return False
+        line = auth.gate(self, list(fields), cmd, session.server.profile)
+        if line is None:
+            return False
+        if cmd == "exec":  # rejectCommand on EXEC: execCommandAbort, the transaction and watches go
+            line = "EXECABORT Transaction discarded because of: " + line
+            if getattr(self, "_transaction", None) is not None:
+                self._exec_abort(line)  # type: ignore[attr-defined]
+        elif getattr(self, "_queueing", True) and getattr(self, "_transaction", None) is not None:
+            self._transaction_failed = True  # rejectCommand: EXEC aborts
+        self.put_response(self._decode_result(SimpleError(line)))  # type: ignore[attr-defined]
+        return True
 
     def _sf_fault(self, faults: Any, session: Any, fields: Any) -> bool:
         """``faults.on_command`` (outside the lock): True if it answered an error instead of the command.
@@ -115,13 +155,37 @@ class StreamsSocketMixin:
         session = self._sf_session
         if session is None:
             return super()._run_command(func, sig, args, from_script)  # type: ignore[misc]
-        return session.run_unit(lambda: super(StreamsSocketMixin, self)._run_command(func, sig, args, from_script),
-                                from_script)
+        self._sf_ran = True
+        started = time.perf_counter()
+        result = session.run_unit(
+            lambda: super(StreamsSocketMixin, self)._run_command(func, sig, args, from_script), from_script)
+        name = command_stat_name(sig.name, args)
+        session.server.stats.called(name, (time.perf_counter() - started) * 1e6,
+                                    result.value if isinstance(result, SimpleError) else None, _writes(name))
+        return result
+
+    def _decode_result(self, result: Any) -> Any:
+        self._sf_note_reply(result)
+        return super()._decode_result(result)  # type: ignore[misc]
+
+    def _sf_note_reply(self, result: Any) -> None:
+        """INFO's count of a command refused before it ran (arity, unknown command, ACL, queue-time errors):
+        the error reply of a top-level command that never reached ``_run_command``."""
+        if self._sf_top and not self._sf_ran and isinstance(result, SimpleError) and self._sf_session is not None:
+            self._sf_ran = True  # once per command
+            name = self._sf_name
+            self._sf_session.server.stats.rejected(None if name is None else command_stat_name(name), result.value)
 
     def _name_to_func(self, cmd_name: str) -> Tuple[Any, Any]:
         session = self._sf_session
         if session is None:
             return super()._name_to_func(cmd_name)  # type: ignore[misc]
+        found = self._sf_lookup(session, cmd_name)
+        if not session.depth:  # INFO counts a refusal under this name (after a lookup that did not fail)
+            self._sf_name = cmd_name
+        return found
+
+    def _sf_lookup(self, session: Any, cmd_name: str) -> Tuple[Any, Any]:
         lookup = overrides.find(cmd_name)
         if lookup is not None:
             return lookup(self, cmd_name, functools.partial(super()._name_to_func, cmd_name))  # type: ignore[misc]
@@ -172,6 +236,18 @@ class StreamsSocketMixin:
         return self._sf_call(spec, prefix + [args[0]], *args[1:])
 
 
+_WRITES: Dict[str, bool] = {}
+
+
+def _writes(name: str) -> bool:
+    """Whether the command ``name`` (``xgroup|create``) has the ``write`` flag (INFO's dirty count). Cached."""
+    known = _WRITES.get(name)
+    if known is None:
+        info = get_command_info(name.replace("|", " ").encode()) or get_command_info(name.split("|")[0].encode())
+        known = _WRITES[name] = bool(info) and b"write" in info[2]
+    return known
+
+
 _SOCKET_CLASSES: Dict[type, type] = {}
 
 
@@ -197,6 +273,10 @@ def attach(sock: Any, server: Any) -> Any:
     session_cls = AsyncSession if isinstance(sock, AsyncFakeSocket) else SyncSession
     sock._sf_fast = collections.deque()  # replies of stream commands run directly (fake_streams.fastpath)
     sock._sf_session = session_cls(sock, server)
+    server.stats.connections_received += 1  # INFO total_connections_received
+    fake = sock._server
+    auth.install(fake)
+    sock._sf_authenticated = auth.default_open(fake)
     return sock
 
 

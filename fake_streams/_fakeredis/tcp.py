@@ -55,6 +55,7 @@ class _TcpSocketMixin:
         super()._process_command(fields)  # type: ignore[misc]
 
     def _decode_result(self, result: Any) -> Any:  # called on each reply, outside the server lock
+        self._sf_note_reply(result)  # INFO's rejected-call count (socket mixin)
         if isinstance(result, NoResponse):
             return result
         return self._sf_wire.reply(_tcp_value(result), self._sf_session.protocol)

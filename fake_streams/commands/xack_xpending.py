@@ -18,6 +18,7 @@ from typing import Any, List, Optional
 
 from ..errors import ReplyError
 from ..ids import encode_key, parse_range_end_key, parse_range_start_key, parse_strict_keys, recent_keys
+from ..reply import as_i64
 from .base import Context, cstr, parse_count, spec
 
 
@@ -86,13 +87,13 @@ def xpending(ctx: Context, args: List[bytes]) -> List[Any]:
     if not min_idle:
         for nack in pel.values_k(lo, hi, count):
             idle = now - nack.delivery_time
-            out.append([nack.id_bytes, nack.consumer.name, idle if idle > 0 else 0, nack.delivery_count])
+            out.append([nack.id_bytes, nack.consumer.name, idle if idle > 0 else 0, as_i64(nack.delivery_count)])
         return out
     for _, nack in pel.scan_k(lo, hi):
         idle = now - nack.delivery_time
         if idle < min_idle:
             continue  # filtered entries do not consume COUNT
-        out.append([nack.id_bytes, nack.consumer.name, idle if idle > 0 else 0, nack.delivery_count])
+        out.append([nack.id_bytes, nack.consumer.name, idle if idle > 0 else 0, as_i64(nack.delivery_count)])
         if len(out) == count:
             break
     return out

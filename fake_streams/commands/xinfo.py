@@ -19,7 +19,7 @@ from typing import Any, Iterable, List, Optional, Tuple
 from ..errors import ReplyError
 from ..groups import INVALID_ENTRIES_READ, NEVER_ACTIVE, ConsumerGroup, group_lag
 from ..ids import MAX_ID, MIN_ID, parse_i64
-from ..reply import entries, entry, help_reply, map_reply
+from ..reply import as_i64, entries, entry, help_reply, map_reply
 from ..stream import Stream
 from .base import Context, cstr, spec
 
@@ -62,9 +62,7 @@ def _i64(value: Optional[int]) -> Optional[int]:
     """A counter as ``addReplyLongLong`` sends it: ``entries_added`` is a uint64 and the lag/read counters
     are long long in the server, so values past 2^63 - 1 (reachable after ``XSETID … ENTRIESADDED
     9223372036854775807`` and one XADD) come out wrapped to negative. O(1)."""
-    if value is None:
-        return None
-    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+    return None if value is None else as_i64(value)
 
 
 def _entries_read(group: ConsumerGroup) -> Optional[int]:
@@ -141,7 +139,7 @@ def xinfo_stream(ctx: Context, args: List[bytes]) -> Any:
 def _full_group(ctx: Context, stream: Stream, group: ConsumerGroup, count: int) -> Any:
     """One group of XINFO STREAM FULL: map(7)."""
     pending = [
-        [sid.encode(), nack.consumer.name, nack.delivery_time, nack.delivery_count]
+        [sid.encode(), nack.consumer.name, nack.delivery_time, as_i64(nack.delivery_count)]
         for sid, nack in _first(group.pel.items(), count)
     ]
     with_active = ctx.profile.has("consumer_active_time")
@@ -154,7 +152,8 @@ def _full_group(ctx: Context, stream: Stream, group: ConsumerGroup, count: int) 
             (b"pel-count", len(consumer.pel)),
             (
                 b"pending",
-                [[sid.encode(), nack.delivery_time, nack.delivery_count] for sid, nack in _first(consumer.pel.items(), count)],
+                [[sid.encode(), nack.delivery_time, as_i64(nack.delivery_count)]
+                 for sid, nack in _first(consumer.pel.items(), count)],
             ),
         ]
         consumers.append(map_reply(ctx.protocol, fields))

@@ -10,12 +10,17 @@ variable                            full     fast  meaning
 ==================================  =======  ====  ==============================================
 FAKE_STREAMS_DIFF_STEPS             10000    1000  state-machine steps per oracle (2 oracles)
 FAKE_STREAMS_DIFF_STEPS_PER_EXAMPLE 50       50    longest command sequence of one example
+FAKE_STREAMS_DIFF_ALL_PROFILES      off      off   1: also Valkey 9.1.2 vs the "valkey-8.0" profile
 FAKE_STREAMS_FUZZ_VECTORS           100000   10000 fuzz vectors in process (all profiles × protocols)
 FAKE_STREAMS_FUZZ_TRANSPORT_SHARE   0.2      0.2   share of them sent through the real transport
 FAKE_STREAMS_FUZZ_REAL_VECTORS      5000     1000  fuzz vectors also sent to each real server
 FAKE_STREAMS_FUZZ_SEED              (none)         fixed fuzz seed (CI: 20240601; locally random)
 FAKE_STREAMS_ISOLATION_TESTS        200      50    generated tests in the isolation run
 ==================================  =======  ====  ==============================================
+
+A long run (≥ 20,000 steps against each server; about 4 minutes per server here)::
+
+    FAKE_STREAMS_DIFF_STEPS=20000 python -m pytest tests/reliability/test_stateful_differential.py -k stateful
 
 Randomness: derandomized (fixed seeds) when ``CI`` or ``FAKE_STREAMS_REQUIRE_REAL`` is set, random
 otherwise; a failing run prints its seed.

@@ -4,8 +4,9 @@ Each ``draw_<family>(d, world)`` returns one argv (``List[bytes]``, command name
 gen_args.py. Valid arguments dominate, but every family also draws invalid ones (bad IDs, bad numbers,
 unknown options, wrong arity, random case), and :func:`mutate` damages a share of all commands.
 
-Nothing here may make the real server block: BLOCK appears only with an invalid timeout, or inside
-MULTI (where nothing blocks); :func:`blocks_risk` is the final guard after mutations.
+Nothing here may make the real server block on a step's own connection: BLOCK appears only with an invalid
+timeout, or inside MULTI (where nothing blocks); :func:`blocks_risk` is the final guard after mutations. Reads
+that do block come from :func:`draw_block` and run on a side client (test_stateful_differential.py).
 """
 
 from __future__ import annotations
@@ -270,6 +271,58 @@ def draw_generic(d: Callable, world: World) -> List[bytes]:
     return [b"TYPE", key(d)]
 
 
+#: databases the keyspace family moves keys to (db 0 is the one the state checks look at)
+OTHER_DBS = (b"1", b"2")
+
+
+def draw_keyspace(d: Callable, world: World) -> List[bytes]:
+    """Keyspace commands fakeredis serves on stream keys: RENAME(NX), COPY (REPLACE, DB), MOVE, SWAPDB, FLUSHDB,
+    EXPIRE (long TTLs or 0 / negative: never one that could run out between the two sides' commands), PERSIST,
+    EXISTS. Streams moved to another database come back through SWAPDB, MOVE back is drawn in a SELECT step."""
+    roll = d(st.integers(0, 19))
+    k = key(d)
+    if roll < 4:
+        return [case(d, one(d, (b"RENAME", b"RENAMENX"))), k, key(d)]
+    if roll < 8:
+        argv = [b"COPY", k, key(d)]
+        if chance(d, 40):
+            argv += [case(d, b"DB"), one(d, (b"0",) + OTHER_DBS)]
+        if chance(d, 40):
+            argv.append(case(d, b"REPLACE"))
+        return argv
+    if roll < 10:
+        return [b"MOVE", k, one(d, OTHER_DBS)]
+    if roll < 12:
+        return [b"SWAPDB", b"0", one(d, OTHER_DBS)] if not chance(d, 20) else [b"SWAPDB", one(d, OTHER_DBS), b"0"]
+    if roll < 13 and chance(d, 30):
+        return [b"FLUSHDB"]
+    if roll < 16:
+        ttl = one(d, (b"100000", b"3600", b"0", b"-1", b"86400000"))
+        argv = [case(d, one(d, (b"EXPIRE", b"PEXPIRE"))), k, ttl]
+        if chance(d, 20):
+            argv.append(case(d, one(d, (b"NX", b"XX", b"GT", b"LT"))))
+        return argv
+    if roll < 18:
+        return [b"PERSIST", k]
+    return [b"EXISTS", k, key(d)]
+
+
+def draw_block(d: Callable, world: World) -> List[bytes]:
+    """A read that blocks a side client (a valid timeout: 0 or ten minutes), served later by the steps that follow."""
+    timeout = one(d, (b"0", b"600000"))
+    if chance(d, 50):
+        k = group_key(d, world)
+        g = group_name(d, world, k)
+        opts = [case(d, b"COUNT"), b"2"] if chance(d, 30) else []
+        if chance(d, 15):
+            opts.append(case(d, b"NOACK"))
+        return [b"XREADGROUP", case(d, b"GROUP"), g, consumer_name(d), *opts, case(d, b"BLOCK"), timeout,
+                case(d, b"STREAMS"), k, b">"]
+    keys = [key(d) for _ in range(one(d, (1, 1, 2)))]
+    ids = [b"$" if chance(d, 70) else b"%d-0" % FUTURE_MS for _ in keys]
+    return [b"XREAD", case(d, b"BLOCK"), timeout, case(d, b"STREAMS"), *keys, *ids]
+
+
 def draw_garbage(d: Callable, world: World) -> List[bytes]:
     """Wrong arity and unknown subcommands for every stream command."""
     name = one(d, (b"XADD", b"XTRIM", b"XDEL", b"XRANGE", b"XREVRANGE", b"XLEN", b"XREAD", b"XREADGROUP",
@@ -295,6 +348,7 @@ FAMILIES = {
     "xinfo": draw_xinfo,
     "generic": draw_generic,
     "garbage": draw_garbage,
+    "keyspace": draw_keyspace,
 }
 
 ATOMS = (b"", b"\xff\xfe", b"-1", b"0", b"1", b"18446744073709551616", b"COUNT", b"STREAMS", b"LIMIT", b"~", b"=",

@@ -25,6 +25,9 @@ reply equals that prediction (so a wrong fake, or a wrong model, still fails):
    is 0-0``; Valkey 9.1.2 treats that stream as having nothing to serve (probed: nil, or the other streams'
    entries). Accepted when the real reply equals the fake's reply to the same command with those ``+`` read
    as ``0-0``.
+3. **the text of a command refused inside MULTI** (profile "valkey-8.0", FAKE_STREAMS_DIFF_ALL_PROFILES): Valkey
+   8.0.1 says ``ERR Command not allowed inside a transaction``, Valkey 9.1.2 names the command
+   (``ERR Command 'watch' not allowed …``). Accepted only for exactly that pair of texts.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ class ValkeyCounters:
 
     def __init__(self) -> None:
         self._groups: Dict[int, Tuple[Any, int]] = {}  # id(group) -> (group kept alive, counter)
-        self.hits: Dict[str, int] = {"lag/entries-read": 0, "xread-plus-0-0": 0}
+        self.hits: Dict[str, int] = {"lag/entries-read": 0, "xread-plus-0-0": 0, "no-multi-text": 0}
 
     def entries_read(self, group: Any) -> int:
         held = self._groups.get(id(group))
@@ -254,6 +257,23 @@ def xread_plus_normalizer(counters: ValkeyCounters, protocol: int, argv: List[by
         expected = duo.fake(protocol, alt)
         if real == expected:
             counters.hits["xread-plus-0-0"] += 1
+            return fake
+        return real
+
+    return normalize
+
+
+def no_multi_text_normalizer(counters: ValkeyCounters) -> Callable[[Any, Any, Any], Any]:
+    """A MULTI / WATCH / SAVE refused inside MULTI: Valkey 9.1.2's text naming the command for Valkey 8.0.1's."""
+    fake_text = "ERR Command not allowed inside a transaction"
+
+    def normalize(real: Any, fake: Any, duo: Any) -> Any:
+        full = getattr(real, "full", None)
+        if getattr(fake, "full", None) != fake_text or not isinstance(full, str):
+            return real
+        head, _, tail = full.partition("' not allowed inside a transaction")
+        if not tail and head.startswith("ERR Command '") and full.endswith("' not allowed inside a transaction"):
+            counters.hits["no-multi-text"] += 1
             return fake
         return real
 

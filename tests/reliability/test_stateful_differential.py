@@ -3,8 +3,13 @@
 A hypothesis ``RuleBasedStateMachine`` draws commands from the current state (gen_commands.py): XADD with
 every trimming option, XTRIM, XDEL, XRANGE/XREVRANGE, XLEN, XREAD (non-blocking), XSETID, XGROUP *,
 XREADGROUP ``>`` and history (NOACK too), XACK, XPENDING (both forms), XCLAIM with options, XAUTOCLAIM,
-XINFO STREAM/FULL/GROUPS/CONSUMERS/HELP, MULTI … EXEC blocks (BLOCK allowed there), DEL/SET/TYPE, and
-damaged/wrong-arity variants, over three streams, three groups and four consumers, RESP2 and RESP3 mixed.
+XINFO STREAM/FULL/GROUPS/CONSUMERS/HELP, MULTI … EXEC blocks (BLOCK allowed there), DEL/SET/TYPE, the keyspace
+commands fakeredis serves on streams (RENAME/RENAMENX, COPY … DB/REPLACE, MOVE, SWAPDB, FLUSHDB, EXPIRE/PEXPIRE,
+PERSIST, EXISTS), SELECT blocks (commands in db 1/2, MOVE back), WATCH transactions (the watched key written by the
+other client or not, UNWATCH, a nested MULTI or a WATCH inside MULTI where the profile's server kind is the
+oracle's), a side client blocked in XREAD / XREADGROUP BLOCK and served (or released) by later steps
+(:class:`SideClient`), and damaged/wrong-arity variants, over three streams, three groups and four consumers,
+RESP2 and RESP3 mixed. (Lua and DUMP/RESTORE steps: not drawn yet.)
 
 Every reply is compared exactly (tests.conformance.replies: types, order, RESP3 map order). After every
 step, the state of the keys the step touched (every key each 10th step) is compared too: ``XINFO STREAM
@@ -15,11 +20,17 @@ Time: the fake's ManualClock is set to the real server's ``TIME`` before each co
 to the ms of the ID the real server just made (``xadd_clock_hint``), so IDs are identical on both sides and
 compared exactly. Normalised, and only these: idle/seen/active/delivery times within the tolerance
 (``replies.times``; 20 ms plus the measured clock uncertainty, see duo.py); on the Valkey oracle only, the
-two documented differences of known_differences.py, each accepted only where the real reply equals the
+documented differences of known_differences.py, each accepted only where the real reply equals the
 model's value; open bugs of open_bugs.py (counted).
 
-Oracles: Redis 7.0.15 ↔ profile "7.0", Valkey 9.1.2 ↔ profile "7.4". Size: FAKE_STREAMS_DIFF_STEPS steps
-per oracle (default 10,000 in the full run, so 20,000 per run; 1,000 in the fast loop); derandomized in CI. A failure shows the command sequence
+Oracles: Redis 7.0.15 ↔ profile "7.0", Valkey 9.1.2 ↔ profile "7.4" (FAKE_STREAMS_DIFF_ALL_PROFILES=1 adds
+Valkey 9.1.2 ↔ "valkey-8.0"). Size: FAKE_STREAMS_DIFF_STEPS steps per oracle (default 10,000 in the full run,
+so 20,000 per run; 1,000 in the fast loop); derandomized in CI. A long run, 20,000 steps against each server
+(about 4 minutes per server on this machine)::
+
+    FAKE_STREAMS_DIFF_STEPS=20000 python -m pytest tests/reliability/test_stateful_differential.py -k stateful
+
+A failure shows the command sequence
 (the transcript; shrunk locally, not in CI) with both replies; FAKE_STREAMS_DIFF_TRANSCRIPT=path appends
 whole failing transcripts to a file.
 """
@@ -27,6 +38,8 @@ whole failing transcripts to a file.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from typing import Any, Callable, List, Optional, Sequence
 
 import pytest
@@ -34,15 +47,25 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
+from fake_streams import FakeStreamsConnection
 from tests.conformance.conftest import TARGETS, oracle_of
-from tests.conformance.replies import Err, times
+from tests.conformance.oracles import protocol_kwargs
+from tests.conformance.pair import Side
+from tests.conformance.replies import Err, times, translate
 from tests.support.budget import budget
 
 from .conftest import FIGURES, derandomized, env_int
-from .duo import Duo, argv_text
+from .duo import Duo, argv_text, wire_protocol
 from .gen_args import CLOCK_MS, FUTURE_MS, KEYS, MISSING_KEY, STRING_KEY, World, chance
-from .gen_commands import FAMILIES, blocks_risk, draw_xread, draw_xreadgroup, mutate
-from .known_differences import ORACLE_KIND, ValkeyCounters, lag_normalizer, wrap_commands, xread_plus_normalizer
+from .gen_commands import FAMILIES, OTHER_DBS, blocks_risk, draw_block, draw_xread, draw_xreadgroup, mutate
+from .known_differences import (
+    ORACLE_KIND,
+    ValkeyCounters,
+    lag_normalizer,
+    no_multi_text_normalizer,
+    wrap_commands,
+    xread_plus_normalizer,
+)
 from .open_bugs import open_bug
 
 STEPS = env_int("FAKE_STREAMS_DIFF_STEPS", budget(fast=1000, full=10000))
@@ -52,7 +75,7 @@ STEPS_PER_EXAMPLE = env_int("FAKE_STREAMS_DIFF_STEPS_PER_EXAMPLE", 50)
 WEIGHTS = {
     "xadd": 10, "xreadgroup": 6, "xgroup": 5, "xread": 3, "xclaim": 3, "xautoclaim": 3, "xack": 3,
     "xpending": 2, "xinfo": 3, "xdel": 3, "xtrim": 2, "xrange": 2, "xlen": 1, "xsetid": 2, "generic": 1,
-    "garbage": 1, "multi": 2,
+    "garbage": 1, "multi": 2, "keyspace": 2, "select": 1, "watch": 2, "block": 2,
 }
 FAMILY_CHOICES = [name for name, w in WEIGHTS.items() for _ in range(w)]
 MULTI_CHOICES = ["xadd", "xadd", "xreadgroup", "xreadgroup", "xread", "xack", "xclaim", "xdel", "xtrim", "xgroup",
@@ -63,7 +86,8 @@ NODE_CONFIGS = [(100, 4096), (100, 4096), (3, 4096), (5, 0), (2, 512), (10, 200)
 #: percentage of step commands damaged by gen_commands.mutate
 MUTATE_PERCENT = 10
 
-ORACLES = [t for t in TARGETS if t.main and t.protocol == 2]
+ORACLES = [t for t in TARGETS if (t.main or os.environ.get("FAKE_STREAMS_DIFF_ALL_PROFILES", "").strip()
+                                  not in ("", "0", "no")) and t.protocol == 2]
 #: shrinking replays sequences against the real server (minutes); off in CI (the failure prints the whole
 #: transcript of ≤ STEPS_PER_EXAMPLE steps), on locally unless FAKE_STREAMS_DIFF_SHRINK=0
 _SHRINK = os.environ.get("FAKE_STREAMS_DIFF_SHRINK", "0" if derandomized() else "1").strip() not in ("0", "", "no")
@@ -90,6 +114,125 @@ def xadd_clock_hint(commands: Sequence[List[bytes]], in_exec: bool) -> Optional[
     return hint
 
 
+#: real-time bounds of the side client: waiting for both sides to block, and for the other side's reply once one
+#: side has answered (the real server writes a served client's reply in the same event-loop turn)
+SIDE_BLOCK_WAIT_S = 5.0
+SIDE_REPLY_WAIT_S = 3.0
+
+
+class SideClient:
+    """A third client on each side that blocks in XREAD / XREADGROUP while the steps go on (one read at a time).
+
+    The real side sends on its own connection; the fake side runs the same command in a thread (its connection
+    blocks there as a real socket would). After the command is sent, either both sides answer at once, or both
+    block (``INFO blocked_clients`` on the real server, ``server.blocked()`` on the fake). After every later step
+    :meth:`check` looks whether one side has answered; the other must answer too within SIDE_REPLY_WAIT_S, and the
+    two replies are compared like any other. :meth:`release` closes both connections (the servers drop the
+    blocked client).
+    """
+
+    def __init__(self, duo: Duo) -> None:
+        self.duo = duo
+        self.real: Any = None
+        self.fake: Any = None
+        self.thread: Any = None
+        self.box: dict = {}
+        self.argv: List[bytes] = []
+        self.protocol = 2
+
+    @property
+    def busy(self) -> bool:
+        return self.thread is not None
+
+    def _connect(self, protocol: int) -> None:
+        self.protocol = wire_protocol(protocol)
+        self.real = Side("real", self.duo.oracle.connect(self.protocol), args=self.duo.aliases.to_real_args)
+        conn = FakeStreamsConnection(server=self.duo.server, socket_timeout=None, **protocol_kwargs(self.protocol))
+        conn.connect()
+        self.fake = Side("fake", conn)
+
+    def start(self, machine: Any, protocol: int, argv: List[bytes]) -> None:
+        if self.real is None or self.protocol != protocol:
+            self.release()
+            self._connect(protocol)
+        self.argv = argv
+        self.duo.transcript.append(f"[side RESP{self.protocol}] {argv_text(argv)}")
+        blocked_before = self.duo.oracle.blocked_clients()
+        self.real.send(*argv)
+        self.duo.sync_clock()
+        self.box = {}
+        box, fake = self.box, self.fake
+
+        def run() -> None:
+            try:
+                box["reply"] = fake(*argv)
+            except BaseException as exc:  # a closed connection at release, or a harness bug: read by finish
+                box["exc"] = exc
+
+        self.thread = threading.Thread(target=run, name="differential-side-reader", daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + SIDE_BLOCK_WAIT_S
+        while time.monotonic() < deadline:
+            if not self.thread.is_alive() or self.real.conn.can_read(timeout=0):
+                machine.tally_side("answered at once")
+                self.finish(machine)  # answered at once (data there, an error): both must have
+                return
+            if self.duo.server.blocked() and self.duo.oracle.blocked_clients() > blocked_before:
+                machine.tally_side("blocked")
+                return  # blocked on both sides
+            time.sleep(0.002)  # real-time: polling another process's and thread's state, bounded above
+        machine.fail(f"side client: neither answered nor blocked on both sides: {argv_text(argv)}", "")
+
+    def check(self, machine: Any) -> None:
+        """After a step: if either side answered the blocked read, the other must too; compare them. O(1) when
+        both are still blocked."""
+        if self.thread is None:
+            return
+        if self.thread.is_alive() and not self.real.conn.can_read(timeout=0):
+            return
+        machine.tally_side("served after blocking")
+        self.finish(machine)
+
+    def finish(self, machine: Any) -> None:
+        self.thread.join(SIDE_REPLY_WAIT_S)  # real-time: the fake side was served (or the real one): bounded
+        real_ready = self.real.conn.can_read(timeout=SIDE_REPLY_WAIT_S)  # real-time: bounded wait for the reply
+        alive = self.thread.is_alive()
+        self.thread = None
+        if alive or not real_ready:
+            side = "real" if alive else "fake"
+            machine.fail(f"side client served on the {side} side only: {argv_text(self.argv)}",
+                         f"real ready: {real_ready}, fake answered: {not alive}")
+        if "exc" in self.box:
+            raise self.box["exc"]
+        real = translate(self.real.read(), self.duo._unalias)
+        fake = self.box["reply"]
+        diff = self.duo.compare(real, fake, [times])
+        machine.duo.transcript.append(f"[side reply] {real!r}"[:300])
+        if diff:
+            machine.fail(f"side client's reply differs: {argv_text(self.argv)}", diff)
+        for k in self.argv:
+            if k in KEYS:
+                machine.touched.add(k)
+
+    def release(self) -> None:
+        """Close both connections (any blocked read ends on both servers); the fake reader thread ends."""
+        for side in (self.real, self.fake):
+            if side is not None:
+                side.close()
+        if self.thread is not None:
+            self.thread.join(SIDE_REPLY_WAIT_S)  # real-time: the closed connection ends the fake read
+        self.real = self.fake = self.thread = None
+
+
+def one_clock_made_id(queued: List[List[bytes]]) -> List[List[bytes]]:
+    """One clock-made ID per EXEC at most: Redis 7.0 reads the clock per command, so two XADD * could get different
+    ms on the real side but one on the fake (whose clock is set once, see xadd_clock_hint); later ones get 0-1."""
+    star = [i for i, argv in enumerate(queued) if argv[0] == b"XADD" and b"*" in argv[2:]]
+    for i in star[1:]:
+        queued[i] = [b"0-1" if a == b"*" else a for a in queued[i]]
+    return queued
+
+
 class Divergence(AssertionError):
     """The fake and the real server disagree; the message has the sequence that led there."""
 
@@ -106,9 +249,11 @@ def machine_class(oracle: Any, profile: str, tally: dict) -> type:
             self.touched: set = set()
             self.steps = 0
             self.check_protocol = 2
+            self.side = SideClient(self.duo)
             tally["examples"] += 1
 
         def teardown(self) -> None:
+            self.side.release()
             if self.counters is not None:
                 for name, n in self.counters.hits.items():
                     tally[f"known difference ({name})"] += n
@@ -120,6 +265,9 @@ def machine_class(oracle: Any, profile: str, tally: dict) -> type:
                 raise Divergence("the fake recorded internal errors:\n" + "\n".join(tb for _, _, tb in internal))
 
         # ------------------------------------------------------------------------ plumbing
+        def tally_side(self, outcome: str) -> None:
+            tally[f"side reads {outcome}"] += 1
+
         def fail(self, what: str, diff: str) -> None:
             dump = os.environ.get("FAKE_STREAMS_DIFF_TRANSCRIPT")
             if dump:  # the whole sequence, for debugging a long one
@@ -140,6 +288,8 @@ def machine_class(oracle: Any, profile: str, tally: dict) -> type:
                     norms.append(lag_normalizer(self.counters, argv[2], full=sub == b"STREAM"))
             if self.counters is not None and argv and argv[0].upper() == b"XREAD":
                 norms.append(xread_plus_normalizer(self.counters, protocol, list(argv)))
+            if self.counters is not None and argv and argv[0].upper() in (b"MULTI", b"WATCH"):
+                norms.append(no_multi_text_normalizer(self.counters))
             return norms
 
         def send(self, protocol: int, argv: List[bytes], sync: bool = True, check: bool = False,
@@ -197,21 +347,86 @@ def machine_class(oracle: Any, profile: str, tally: dict) -> type:
             protocol = d(st.sampled_from((2, 3)), label="protocol")
             self.steps += 1
             tally["steps"] += 1
-            if family == "multi":
-                self.transaction(d, protocol)
+            compound = {"multi": self.transaction, "select": self.other_db, "watch": self.watched_transaction,
+                        "block": self.block}.get(family)
+            if compound is not None:
+                compound(d, protocol)
                 return
             argv = FAMILIES[family](d, self.world)
-            if chance(d, MUTATE_PERCENT):
-                damaged = mutate(d, argv)
+            if family != "keyspace" and chance(d, MUTATE_PERCENT):  # damaged stream commands only (fakeredis's
+                damaged = mutate(d, argv)  # own argument parsing of EXPIRE … is not what this test is about)
                 if not blocks_risk(damaged):
                     argv = damaged
             tally[f"commands {argv[0].decode().upper()}"] += 1
             reply = self.send(protocol, argv)
+            self.side.check(self)
             if isinstance(reply, Err):
                 tally["error replies compared"] += 1
                 if os.environ.get("FAKE_STREAMS_DIFF_ERRSTATS"):
                     tally[f"err {argv[0].decode().upper()} {reply.full[:50]}"] += 1
             self.note(argv, reply)
+
+        def other_db(self, d: Callable, protocol: int) -> None:
+            """SELECT 1|2, one to three commands there (MOVE back to db 0 among them), SELECT 0."""
+            tally["select blocks"] += 1
+            db = d(st.sampled_from(OTHER_DBS), label="db")
+            self.send(protocol, [b"SELECT", db])
+            try:
+                for _ in range(d(st.integers(1, 3), label="in db")):
+                    family = d(st.sampled_from(["xadd", "xrange", "xlen", "xinfo", "keyspace", "generic", "move"]),
+                               label="db family")
+                    if family == "move":
+                        argv = [b"MOVE", d(st.sampled_from(KEYS), label="key"), b"0"]
+                    else:
+                        argv = FAMILIES[family](d, self.world)
+                    if argv[0].upper() in (b"SWAPDB", b"FLUSHDB"):
+                        continue  # the db of the state checks stays db 0's content as the world sees it
+                    self.send(protocol, argv)
+                    if argv[0].upper() == b"MOVE":
+                        self.touched.add(argv[1])
+            finally:
+                self.send(protocol, [b"SELECT", b"0"])
+            self.side.check(self)
+
+        def watched_transaction(self, d: Callable, protocol: int) -> None:
+            """WATCH on one client; maybe a write of the watched key (or another) by the other client; MULTI with
+            queued commands — a nested MULTI or a WATCH among them where the profile's server kind is the
+            oracle's (Valkey aborts there, Redis goes on) — then EXEC (nil if the watch fired) or DISCARD."""
+            tally["watched transactions"] += 1
+            other = 5 - protocol
+            k = d(st.sampled_from(KEYS), label="watched")
+            self.send(protocol, [b"WATCH", k] + ([b"s2"] if chance(d, 20) else []))
+            if chance(d, 50):
+                family = d(st.sampled_from(["xadd", "xadd", "xdel", "xtrim", "generic", "keyspace", "xgroup",
+                                            "xreadgroup"]), label="dirty family")
+                argv = FAMILIES[family](d, self.world)
+                if not blocks_risk(argv):
+                    reply = self.send(other, argv)
+                    self.note(argv, reply)
+            if chance(d, 10):
+                self.send(protocol, [b"UNWATCH"])
+            queued = [FAMILIES[d(st.sampled_from(MULTI_CHOICES), label="queued family")](d, self.world)
+                      for _ in range(d(st.integers(1, 3), label="queued"))]
+            queued = one_clock_made_id([q for q in queued if not blocks_risk(q)])
+            self.send(protocol, [b"MULTI"], sync=False)
+            same_kind = self.duo.profile.server == oracle.kind
+            for argv in queued:
+                self.send(protocol, argv, sync=False)
+            if same_kind and chance(d, 25):
+                self.send(protocol, d(st.sampled_from([[b"MULTI"], [b"WATCH", k]]), label="refused"), sync=False)
+            reply = self.send(protocol, [b"DISCARD" if chance(d, 10) else b"EXEC"], queued=queued)
+            for i, argv in enumerate(queued):
+                self.note(argv, reply[i] if isinstance(reply, list) and len(reply) == len(queued) else None)
+            self.side.check(self)
+
+        def block(self, d: Callable, protocol: int) -> None:
+            """A side client's XREAD / XREADGROUP BLOCK (one at a time): answered now, or blocked on both sides
+            and served (or not) by the steps that follow, compared when it is (:class:`SideClient`)."""
+            if self.side.busy:
+                return
+            argv = draw_block(d, self.world)
+            tally["blocked side reads"] += 1
+            self.side.start(self, protocol, argv)
 
         def transaction(self, d: Callable, protocol: int) -> None:
             """MULTI, 1–4 queued commands (BLOCK allowed: nothing blocks in EXEC), then EXEC or DISCARD."""
@@ -225,16 +440,13 @@ def machine_class(oracle: Any, profile: str, tally: dict) -> type:
                     queued.append(draw_xreadgroup(d, self.world, in_multi=True))
                 else:
                     queued.append(FAMILIES[family](d, self.world))
-            # one clock-made ID per EXEC at most: Redis 7.0 reads the clock per command, so two XADD * could get
-            # different ms on the real side but one on the fake (whose clock is set once, see xadd_clock_hint)
-            star = [i for i, argv in enumerate(queued) if argv[0] == b"XADD" and b"*" in argv[2:]]
-            for i in star[1:]:
-                queued[i] = [b"0-1" if a == b"*" else a for a in queued[i]]
+            queued = one_clock_made_id(queued)
             discard = chance(d, 10)
             self.send(protocol, [b"MULTI"], sync=False)
             for argv in queued:
                 self.send(protocol, argv, sync=False)
             reply = self.send(protocol, [b"DISCARD" if discard else b"EXEC"], queued=queued)
+            self.side.check(self)
             if isinstance(reply, list) and len(reply) == len(queued):
                 for argv, item in zip(queued, reply):
                     self.note(argv, item)
@@ -266,7 +478,7 @@ def machine_class(oracle: Any, profile: str, tally: dict) -> type:
 
 
 @pytest.mark.real
-@pytest.mark.parametrize("target", ORACLES, ids=[t.label for t in ORACLES])
+@pytest.mark.parametrize("target", ORACLES, ids=[t.label if t.main else f"{t.label}-as-{t.profile}" for t in ORACLES])
 def test_stateful_differential(target, oracle_pool):
     """0 divergences over FAKE_STREAMS_DIFF_STEPS random steps against this oracle."""
     oracle = oracle_of(oracle_pool, target)

@@ -1,0 +1,208 @@
+"""Server commands fakeredis lacks or answers differently, registered in the override table (:mod:`.overrides`):
+
+* ``CONFIG RESETSTAT`` — INFO's counters back to zero (:class:`fake_streams.info.ServerStats`);
+* ``OBJECT`` — ENCODING / REFCOUNT / IDLETIME / FREQ / HELP (:mod:`fake_streams.objectinfo`), an unknown
+  subcommand or a wrong arity refused before it runs (EXECABORT in MULTI);
+* ``SAVE`` everywhere, ``MULTI`` and ``WATCH`` on Valkey — ``CMD_NO_MULTI``: refused inside MULTI, which aborts;
+* ``AUTH``, ``CONFIG SET requirepass``, ``ACL SETUSER`` (rules kept in order), ``RESET`` — see :mod:`.auth`;
+* ``CLIENT SETINFO`` — an unknown subcommand on Redis 7.0 (it came with 7.2);
+* ``SWAPDB`` — dirties the watched keys of both databases first (``touchAllWatchedKeysInDb``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Tuple
+
+from ..objectinfo import check_subcommand, object_command
+from . import auth
+from .compat import SimpleError, SimpleString
+from .overrides import override, signature
+
+_RESETSTAT = signature("config resetstat")
+_OBJECT = signature("object", fixed=1, variadic=True)
+
+
+@override("config resetstat")
+def _config_resetstat(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    return functools.partial(config_resetstat, sock), _RESETSTAT
+
+
+def config_resetstat(sock: Any) -> Any:
+    """``CONFIG RESETSTAT``: commandstats, errorstats and the stat counters back to zero."""
+    sock._sf_session.server.stats.reset()
+    return SimpleString(b"OK")
+
+
+@override("object")
+def _object(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    """As processCommand: an unknown subcommand or a subcommand's wrong arity is refused before the command
+    runs (at queue time in MULTI: EXECABORT), so OBJECT itself only sees well-formed calls."""
+    typed = _typed_argv(sock)
+    if len(typed) >= 2:
+        sub = bytes(typed[1])
+        err = check_subcommand(sub, len(typed))
+        if err is not None:
+            if err.startswith("ERR wrong number"):
+                sock._sf_name = "object " + sub.decode("utf-8", "replace").lower()  # INFO: rejected on object|sub
+            raise SimpleError(err)
+    return functools.partial(object_reply, sock), _OBJECT
+
+
+def _typed_argv(sock: Any) -> list:
+    session = sock._sf_session
+    if session.depth:  # a script's redis.call: only its name and first argument are known here
+        return []
+    return list(sock._sf_fields or ())
+
+
+def object_reply(sock: Any, sub: bytes, *args: bytes) -> Any:
+    """``OBJECT <subcommand> …`` on the socket's database (lock held)."""
+    server = sock._sf_session.server
+    db = sock._db
+    reply, err = object_command(server.profile, sub, list(args), _Lookup(db), _config(sock))
+    if err is not None:
+        raise SimpleError(err)
+    if isinstance(reply, list) and reply and isinstance(reply[0], bytes) and sub.lower() == b"help":
+        return [SimpleString(line) for line in reply]
+    return reply
+
+
+class _Lookup:
+    """A key's value in one fakeredis database, as OBJECT reads it (no access-time update, expired = missing)."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: Any) -> None:
+        self._db = db
+
+    def __call__(self, key: bytes) -> Any:
+        item = self._db.get(key)  # drops an expired key
+        return None if item is None else item.value
+
+
+def _config(sock: Any) -> Callable[[str], Any]:
+    config = sock._server.config
+
+    def get(name: str) -> Any:
+        raw = config.get(name.encode())
+        if isinstance(raw, (bytes, bytearray)):
+            return raw.decode("utf-8", "replace")
+        return raw
+
+    return get
+
+
+#: ``CMD_NO_MULTI`` commands (besides PSYNC/SYNC/SHUTDOWN) per server kind, with their arity (commands.def).
+_NO_MULTI = {"redis": {"save": 1}, "valkey": {"save": 1, "multi": 1, "watch": -2}}
+NOT_IN_MULTI = "ERR Command not allowed inside a transaction"
+
+
+def _refused_in_multi(sock: Any, name: str) -> bool:
+    """processCommand's ``CMD_NO_MULTI`` check: the command is queued in a transaction, has its arity, and the
+    profile's server refuses it there (``rejectCommand``: the transaction is flagged, EXEC answers EXECABORT)."""
+    if not getattr(sock, "_queueing", sock._transaction is not None) or sock._sf_session.depth:
+        return False
+    arity = _NO_MULTI[sock._sf_session.server.profile.server].get(name)
+    if arity is None:
+        return False
+    argc = len(sock._sf_fields or ())
+    return argc == arity if arity > 0 else argc >= -arity
+
+
+@override("multi", "watch", "save")
+def _no_multi(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    if _refused_in_multi(sock, name):
+        raise SimpleError(NOT_IN_MULTI)
+    return base()
+
+
+_AUTH = signature("auth", fixed=1, variadic=True)
+
+
+@override("auth")
+def _auth(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    return functools.partial(auth_reply, sock), _AUTH
+
+
+def auth_reply(sock: Any, *args: bytes) -> Any:
+    """``AUTH [username] password`` (:func:`.auth.auth_command`)."""
+    auth.auth_command(sock, *args)
+    return SimpleString(b"OK")
+
+
+@override("config set")
+def _config_set(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    func, sig = base()
+    return functools.partial(config_set, sock, func), sig
+
+
+def config_set(sock: Any, func: Callable[..., Any], *args: bytes) -> Any:
+    """fakeredis's CONFIG SET, then ``requirepass`` becomes the ``default`` user's password (as the server does)."""
+    reply = func(*args)
+    for i in range(0, len(args) - 1, 2):
+        if bytes(args[i]).lower() == b"requirepass":
+            auth.set_requirepass(sock._server, bytes(args[i + 1]))
+    return reply
+
+
+@override("client setinfo")
+def _client_setinfo(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    """CLIENT SETINFO came with Redis 7.2: on 7.0 it is an unknown subcommand (refused before NOAUTH, so redis-py's
+    handshake goes on before AUTH as against a real 7.0)."""
+    if sock._sf_session.server.profile.name == "7.0":
+        typed = _typed_argv(sock)
+        sub = bytes(typed[1]).decode("utf-8", "replace") if len(typed) > 1 else "setinfo"
+        raise SimpleError(f"ERR unknown subcommand '{sub[:128]}'. Try CLIENT HELP.")
+    return base()
+
+
+@override("acl setuser")
+def _acl_setuser(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    func, sig = base()
+    return functools.partial(acl_setuser, sock, func), sig
+
+
+def acl_setuser(sock: Any, func: Callable[..., Any], username: bytes, *args: bytes) -> Any:
+    """fakeredis's ACL SETUSER, then the user's command rules are kept in order (:func:`.auth.record_setuser`)."""
+    reply = func(username, *args)
+    auth.record_setuser(sock._server, username, list(args))
+    return reply
+
+
+@override("swapdb")
+def _swapdb(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    func, sig = base()
+    return functools.partial(swapdb, sock, func), sig
+
+
+def swapdb(sock: Any, func: Callable[..., Any], index1: Any, index2: Any, *rest: Any) -> Any:
+    """fakeredis's SWAPDB, after ``touchAllWatchedKeysInDb`` both ways: a key watched in one of the two databases
+    that exists in either is dirtied (EXEC of its watchers answers nil), as the server does."""
+    dbs = sock._server.dbs  # .get: looking must not create a database (fakeredis's dict makes them on access)
+    first, second = dbs.get(index1), dbs.get(index2)
+    if index1 != index2:
+        for emptied, replaced in ((first, second), (second, first)):
+            if emptied is None:  # never used: no keys, no watchers
+                continue
+            keys = replaced._dict if replaced is not None else {}
+            for key, watchers in list(emptied._watches.items()):
+                if key in emptied._dict or key in keys:
+                    for watcher in list(watchers):
+                        watcher.notify_watch()
+    return func(index1, index2, *rest)
+
+
+@override("reset")
+def _reset(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    func, sig = base()
+    return functools.partial(reset, sock, func), sig
+
+
+def reset(sock: Any, func: Callable[..., Any], *args: Any) -> Any:
+    """fakeredis's RESET, then ``clientSetDefaultAuth``: the client is ``default`` again, authenticated only if
+    ``default`` needs no password now."""
+    reply = func(*args)
+    sock._client_info["user"] = "default"
+    sock._sf_authenticated = auth.default_open(sock._server)
+    return reply
