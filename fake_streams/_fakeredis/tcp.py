@@ -278,8 +278,10 @@ class TcpClient:
         if spec is _PING:
             if len(argv) > 2 or not self._usable():
                 return False
+            started = time.perf_counter()
             wire = self.sock._sf_wire
             wire.put_own(argv[1] if len(argv) == 2 else _PONG, wire.protocol)
+            self.server.stats.called("ping", (time.perf_counter() - started) * 1e6)  # INFO commandstats
             return True
         start = 1
         if spec is _CONTAINER:
@@ -306,12 +308,15 @@ class TcpClient:
                 now = time.time()  # = fakeredis's per-command db.time
                 for db in fake.dbs.values():
                     db.time = now
+                started = time.perf_counter()
                 try:
                     value = server.execute(session, spec, list(argv[start:]), argv)
                 except ReplyError as exc:
                     value = ErrorReply(exc.render(server.profile.errors))
                 except SimpleError as exc:
                     value = ErrorReply(exc.value)
+                fastpath._count(server, spec, started,  # INFO commandstats / errorstats, as the dispatch path
+                                value.value.decode("utf-8", "replace") if type(value) is ErrorReply else None)
             finally:
                 lock.release()
         finally:
