@@ -33,7 +33,7 @@ from ..blocking import BLOCKED
 from ..commands.xadd_xtrim import xadd as _XADD
 from ..errors import ReplyError
 from ..reply import ErrorReply, RepeatedKeyMap, Status, VerbatimText
-from . import fastpath
+from . import auth, fastpath
 from .compat import NoResponse, SimpleError, SimpleString, SyncConnectionBase
 from .overrides import override
 from .socket import attach
@@ -329,16 +329,14 @@ class TcpClient:
         return True
 
     def _usable(self) -> bool:
-        """The direct path's conditions (:func:`fastpath.usable_state`) plus the TCP ones: no password set
-        (authentication is the dispatch path's), no CLIENT REPLY state."""
+        """The direct path's conditions (those of :mod:`.fastpath`: no faults, MULTI, pubsub, CLIENT REPLY state,
+        paused parser, pending cleanup, CLIENT PAUSE; an unrestricted, authenticated ``default`` user)."""
         sock, session, server, fake = self.sock, self.session, self.server, self._fake
         if server.faults is not None or not server.fast_path or not fastpath.ENABLED or not session.alive:
             return False
         if (session.depth or session.resume_pending or sock._paused or sock._killed or sock._transaction is not None
                 or sock._in_transaction or sock._pubsub or sock._reply_off or sock._reply_skip
                 or sock._reply_skip_next or not fake.connected or fake.closed_sockets):
-            return False
-        if fake.config.get(b"requirepass"):
             return False
         if getattr(fake, "pause_until", 0.0) and fake.pause_until > time.time():
             return False
@@ -363,6 +361,11 @@ class TcpClient:
             sock._paused = False
         self.session.resume_if_pending()
         return not sock._paused
+
+    @property
+    def must_authenticate(self) -> bool:
+        """A password is required and this client has not authenticated yet (the parser's smaller limits)."""
+        return not auth.passed(self.sock, self._fake)
 
     @property
     def gone(self) -> bool:

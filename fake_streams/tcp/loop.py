@@ -40,7 +40,6 @@ import time
 import traceback
 from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
-from ..reply import Status
 from .protocol import Limits, ProtocolError, RequestParser
 from .wire import ErrorReply, Reply, ReplyShaper, encode, shape_nil_arrays
 
@@ -125,7 +124,7 @@ class Connection:
 
     __slots__ = ("owner", "sock", "fd", "peer", "local", "parser", "client", "command", "protocol", "shaper",
                  "out", "unsent", "dirty", "close_after_reply", "closed", "writing", "last_active", "created",
-                 "waiter", "unix", "authenticated", "bytes_in", "bytes_out", "commands", "__weakref__")
+                 "waiter", "unix", "bytes_in", "bytes_out", "commands", "__weakref__")
 
     def __init__(self, owner: TcpServer, sock: socket.socket, peer: str, local: str) -> None:
         self.owner = owner
@@ -134,7 +133,6 @@ class Connection:
         self.peer = peer
         self.local = local
         self.parser = RequestParser(owner.limits, self.auth_required)
-        self.authenticated = False  # an AUTH (or HELLO … AUTH) succeeded
         self.bytes_in = self.bytes_out = self.commands = 0  # totals (CLIENT LIST on Valkey: tot-net-in/out, tot-cmds)
         self.command: List[bytes] = []  # the request being run
         self.protocol = 2  # the RESP version of the last reply (pushes use it)
@@ -154,15 +152,11 @@ class Connection:
     def reply(self, value: Any, protocol: int) -> Reply:
         """Wrap the reply to :attr:`command` (loop thread, or the thread serving a parked read)."""
         self.protocol = protocol
-        if not self.authenticated and self.command and (type(value) is Status or type(value) is dict):
-            name = bytes(self.command[0]).lower()
-            self.authenticated = name == b"auth" or (name == b"hello" and b"auth" in
-                                                     (bytes(a).lower() for a in self.command[2:]))
         return self.shaper.reply(self.command, value, protocol)
 
     def auth_required(self) -> bool:
-        """``requirepass`` is set and this client has not authenticated (the parser's smaller limits apply)."""
-        return not self.authenticated and bool(self.owner.config.get(b"requirepass"))
+        """A password is required and this client has not authenticated (the parser's smaller limits apply)."""
+        return bool(self.client.must_authenticate)
 
     def put(self, message: Any) -> None:
         """Queue a reply (:class:`~fake_streams.tcp.wire.Reply`) or a push message for this pass's write."""

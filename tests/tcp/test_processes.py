@@ -141,6 +141,8 @@ def test_serve_requirepass_and_unixsocket(tmp_path, raw):
         url = proc.stdout.readline().strip()
         port = int(url.rsplit(":", 1)[1].split("/")[0])
         c = raw(port)
+        assert c.call("PING") == b"-NOAUTH Authentication required.\r\n"
+        assert c.call("XADD", "s", "*", "f", "v") == b"-NOAUTH Authentication required.\r\n"
         assert c.call("AUTH", "wrong").startswith(b"-WRONGPASS")
         c.send(*["ECHO"] + ["x"] * 10)
         assert c.read() == b"-ERR Protocol error: unauthenticated multibulk length\r\n"
@@ -148,6 +150,8 @@ def test_serve_requirepass_and_unixsocket(tmp_path, raw):
         c = raw(port)
         assert c.call("AUTH", "s3cret") == b"+OK\r\n"
         assert c.call("DEL", *[f"k{i}" for i in range(20)]) == b":0\r\n"
+        assert c.call("XADD", "s", "1-0", "f", "v") == b"$3\r\n1-0\r\n"
+        assert c.call("PING") == b"+PONG\r\n"
         unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         unix.settimeout(WAIT_S)
         unix.connect(path)
