@@ -173,7 +173,7 @@ def _give_up_if_closed(conn: Any) -> None:
         update = getattr(retry, "update_retries", None)
         if update is not None:
             update(0)
-        elif isinstance(getattr(retry, "_retries", None), int):  # redis-py < 6: the same field, no setter
+        elif retry is not None and isinstance(getattr(retry, "_retries", None), int):  # redis-py < 6: no setter
             retry._retries = 0
 
 

@@ -162,7 +162,7 @@ class FakeNetwork:
         def __init__(conn: Any, **kwargs: Any) -> None:
             if kwargs.get("server") is None:
                 kwargs["server"] = _alive(network_ref).server_at(address_of(kwargs))
-            base.__init__(conn, **kwargs)
+            base.__init__(conn, **kwargs)  # type: ignore[misc]  # base is the class this one extends
 
         return type(base.__name__, (base,), {"__init__": __init__, "__module__": base.__module__,
                                              "network": _NetworkOf(network_ref)})
@@ -261,7 +261,7 @@ class PoolPatch:
     descriptor is consulted once per new connection (O(1)).
     """
 
-    _POOLS = (_sconn.ConnectionPool, _aconn.ConnectionPool)
+    _POOLS: Tuple[Any, ...] = (_sconn.ConnectionPool, _aconn.ConnectionPool)  # patched at class level
 
     def __init__(self, sync_class: Any, async_class: Any, passthrough_hosts: Iterable[str] = ()) -> None:
         self.hosts = _HostFilter(passthrough_hosts)
@@ -276,7 +276,8 @@ class PoolPatch:
         if self.installed:
             return self
         self._saved = [pool.__dict__.get("connection_class", _MISSING) for pool in self._POOLS]
-        for pool, stock, repl in zip(self._POOLS, (_SYNC_STOCK, _ASYNC_STOCK), self._replacements):
+        stocks: Tuple[Tuple[type, ...], ...] = (_SYNC_STOCK, _ASYNC_STOCK)
+        for pool, stock, repl in zip(self._POOLS, stocks, self._replacements):
             pool.connection_class = _descriptor(stock, self._picker(repl), self.hosts)
         self.installed = True
         return self

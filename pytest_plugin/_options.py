@@ -52,6 +52,16 @@ class Options:
     """The resolved, validated options (keyword-only; see :data:`FIELDS`)."""
 
     __slots__ = tuple(FIELDS) + ("explicit",)
+    # the fields (set from FIELDS in __init__), as _validate leaves them
+    version: str
+    clock: Optional[str]
+    start_ms: Optional[int]
+    patch: bool
+    decode_responses: bool
+    protocol: Optional[int]
+    url: str
+    passthrough_hosts: Tuple[str, ...]
+    assert_all_faults_triggered: bool
 
     def __init__(self, explicit: Optional[Dict[str, Any]] = None, **kwargs: Any) -> None:
         __tracebackhide__ = True

@@ -37,7 +37,7 @@ import os
 import sys
 import time
 from time import perf_counter as _perf_counter
-from typing import Any, Dict, Iterator, Optional, Tuple
+from typing import Any, Dict, Iterator, Mapping, Optional, Tuple
 from weakref import WeakKeyDictionary
 
 from redis.connection import HiredisRespSerializer, PythonRespSerializer
@@ -396,7 +396,7 @@ def _answer(sock: Any, session: Any, prepared: Tuple[Any, list, list], fast: Any
     return False
 
 
-def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, table: Dict[Any, _Entry]) -> int:
+def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, table: Mapping[Any, _Entry]) -> int:
     """XADD commands on one key, back to back in a pipeline batch (or a single one): each appends its entry
     (and trims, if it asks) and answers its ID, in order, with what the general path does around the
     handler done once for the run where once is the same thing. Lock held. Returns the index after the

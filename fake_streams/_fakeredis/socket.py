@@ -78,7 +78,7 @@ class StreamsSocketMixin:
     def _sf_open(self, fake: Any) -> bool:
         """Whether nothing can refuse this socket's commands: authenticated as ``default`` and ``default`` can run
         everything (checked by fakeredis's own rule model). O(1)."""
-        if not self._sf_authenticated or self._client_info.get("user", "default") != "default":
+        if not self._sf_authenticated or self._client_info.get("user", "default") != "default":  # type: ignore[attr-defined]
             return False
         user = fake.acl._user_acl.get(b"default")
         return user is None or auth._unrestricted(user)
@@ -203,7 +203,8 @@ class StreamsSocketMixin:
         self._sf_ran = True
         started = time.perf_counter()
         result = session.run_unit(
-            lambda: super(StreamsSocketMixin, self)._run_command(func, sig, args, from_script), from_script)
+            lambda: super(StreamsSocketMixin, self)._run_command(func, sig, args, from_script),  # type: ignore[misc]
+            from_script)
         name = command_stat_name(sig.name, args)
         session.server.stats.called(name, (time.perf_counter() - started) * 1e6,
                                     result.value if isinstance(result, SimpleError) else None, _writes(name))
@@ -289,7 +290,7 @@ def _writes(name: str) -> bool:
     known = _WRITES.get(name)
     if known is None:
         info = get_command_info(name.replace("|", " ").encode()) or get_command_info(name.split("|")[0].encode())
-        known = _WRITES[name] = bool(info) and b"write" in info[2]
+        known = _WRITES[name] = info is not None and b"write" in info[2]
     return known
 
 

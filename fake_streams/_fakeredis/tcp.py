@@ -36,10 +36,10 @@ from ..reply import ErrorReply, RepeatedKeyMap, Status, VerbatimText
 from . import auth, fastpath
 from .compat import NoResponse, SimpleError, SimpleString, SyncConnectionBase
 from .overrides import override
-from .socket import attach
+from .socket import StreamsSocketMixin, attach
 
 
-class _TcpSocketMixin:
+class _TcpSocketMixin(StreamsSocketMixin):
     """In front of the streams socket class of a TCP client: replies to the wire, no fakeredis parser."""
 
     _sf_wire: Any = None
@@ -221,7 +221,8 @@ class TcpClient:
             return False
         key = argv[1]
         names = self._names
-        batch = [((spec, list(argv[1:]), argv), None)]
+        batch = [(argv[0], list(argv[1:]), argv)]  # fastpath's batch triples: (name, args, argv)
+        table = {argv[0]: (spec, None, b"", 0, 0)}  # name -> fastpath's table entry (only the spec is read)
         while parser.has_input:
             mark = parser.mark()
             if mark is None:
@@ -232,11 +233,12 @@ class TcpClient:
                 break
             if following is None:
                 break
-            if (len(following) < 3 or names.get(following[0]) is not spec or following[1] != key
-                    or not spec.arity_ok(len(following))):
+            if (len(following) < 3 or following[1] != key or not spec.arity_ok(len(following))
+                    or names.get(following[0]) is not spec):
                 parser.rewind(mark)
                 break
-            batch.append(((spec, list(following[1:]), following), None))
+            batch.append((following[0], list(following[1:]), following))
+            table.setdefault(following[0], table[argv[0]])
         session, sock = self.session, self.sock
         out: list = []
         done = 0
@@ -248,7 +250,7 @@ class TcpClient:
                     now = time.time()
                     for db in fake.dbs.values():
                         db.time = now
-                    done = fastpath._xadd_run(sock, session, batch, 0, len(batch), out)
+                    done = fastpath._xadd_run(sock, session, batch, 0, len(batch), out, table)
                 finally:
                     self._lock.release()
             finally:
@@ -258,11 +260,11 @@ class TcpClient:
         wire = sock._sf_wire
         if out:
             protocol = wire.protocol  # the connection's RESP version: only dispatch-path commands (HELLO, RESET) change it
-            wire.command = batch[done - 1][0][2]
+            wire.command = batch[done - 1][2]
             wire.put_all(out, protocol)
-        for prepared, _ in batch[done:]:  # not taken (another thread parked a reader meanwhile): one by one
-            wire.command = prepared[2]
-            self.run(prepared[2])
+        for _, _, typed in batch[done:]:  # not taken (another thread parked a reader meanwhile): one by one
+            wire.command = typed
+            self.run(typed)
         return True
 
     def _direct(self, argv: Any, parser: Any = None) -> bool:

@@ -79,7 +79,7 @@ class _Poller:
         if self._ms:
             events = self._poll.poll(None if timeout is None else timeout * 1000)
         else:
-            events = self._poll.poll(-1 if timeout is None else timeout, 1024)
+            events = self._poll.poll(-1 if timeout is None else timeout, 1024)  # type: ignore[call-arg]  # epoll's maxevents
         handlers = self.handlers
         for fd, mask in events:
             handler = handlers.get(fd)

@@ -289,8 +289,10 @@ class RequestParser:
         self._argv = None
         return argv
 
-    def _incomplete_line(self, buf: bytes, pos: int, end: int, too_big: bytes, partial: bool = False) -> None:
-        """A count line without its end (``end`` < 0: none seen) or its ``\\n``: wait, or the limit's error."""
+    def _incomplete_line(self, buf: bytes, pos: int, end: int, too_big: bytes,
+                         partial: bool = False) -> Optional[List[bytes]]:
+        """A count line without its end (``end`` < 0: none seen) or its ``\\n``: wait (None: no request yet), or the
+        limit's error."""
         if end < 0 and len(buf) - pos > self.limits.inline_max:
             raise ProtocolError(too_big)
         if not partial:
