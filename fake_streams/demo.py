@@ -59,7 +59,7 @@ def run(version: str = "7.4", out: Optional[TextIO] = None) -> int:
     kwargs: Dict[str, Any] = {"decode_responses": True}
     if int(redis.__version__.split(".")[0]) >= 5:
         kwargs["protocol"] = 2  # the same reply shapes on every redis-py version
-    r = server.client(**kwargs)
+    r: Any = server.client(**kwargs)  # read as RESP2 shapes: redis-py annotates replies for every protocol at once
     log = _Log(clock, out)
     try:
         print(f"fake-redis-streams demo: profile {server.version} ({server.profile.server} "

@@ -1,4 +1,4 @@
-"""A stream's live entries: an :class:`~fake_streams.idindex.IdMap` with two value columns.
+"""A stream's live entries: an :class:`~fake_streams.idindex.IdIndex` with two value columns.
 
 Per entry: the 128-bit key (``ms << 64 | seq``), the wire-form ID ``b"<ms>-<seq>"`` (encoded once, at
 XADD, and shared by every reply and PEL entry that shows it) and the field tuple. Replies are built from
@@ -13,15 +13,19 @@ after a hit on the previous entry; delete O(log n + L); range replies O(log n + 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
-from .idindex import LOAD, IdMap
-from .ids import StreamID, id_of
-from .reply import entries_of
+from .idindex import LOAD, IdIndex
+from .ids import encode_key
+from .reply import EntryReply, entries_of
+
+#: an entry's fields as the stream keeps them: ``(f1, v1, f2, v2, ...)``
+Fields = Tuple[bytes, ...]
 
 
-class EntryIndex(IdMap):
-    """A stream's live entries: key → encoded ID (``_encs``) and field tuple (``_vals``)."""
+class EntryIndex(IdIndex[Fields]):
+    """A stream's live entries: key → encoded ID (``_encs``) and field tuple (``_vals``). Keys are only ever
+    added at the end (:meth:`append_entry`: IDs grow); removal and scans are :class:`IdIndex`'s."""
 
     __slots__ = ("_encs", "_finger_c", "_finger_p")
 
@@ -58,15 +62,15 @@ class EntryIndex(IdMap):
                 return i, j
         return None
 
-    def get_k(self, k: int, default: Any = None) -> Any:
-        """The fields at key ``k`` or ``default``. O(1) right after a hit on the previous key, else O(log n)."""
+    def get_k(self, k: int) -> Optional[Fields]:
+        """The fields at key ``k`` or ``None``. O(1) right after a hit on the previous key, else O(log n)."""
         at = self._locate(k)
-        return default if at is None else self._vals[at[0]][at[1]]
+        return None if at is None else self._vals[at[0]][at[1]]
 
-    def _columns(self) -> Tuple[List[List[Any]], ...]:
+    def _columns(self) -> Tuple[List[Any], ...]:
         return (self._keys, self._vals, self._encs)
 
-    def append_entry(self, k: int, enc: bytes, fields: Tuple[bytes, ...]) -> None:
+    def append_entry(self, k: int, enc: bytes, fields: Fields) -> None:
         """Add an entry whose key is greater than every key present. O(1) amortized."""
         keys = self._keys
         if keys:
@@ -84,40 +88,25 @@ class EntryIndex(IdMap):
         self._maxes.append(k)
         self._len += 1
 
-    def append_k(self, k: int, value: Any) -> None:  # pragma: no cover - entries need their encoded ID
-        raise TypeError("use append_entry")
-
-    def set_k(self, k: int, value: Any) -> None:  # pragma: no cover
-        raise TypeError("use append_entry")
-
-    def extend_k(self, keys: List[int], values: List[Any]) -> None:  # pragma: no cover
-        raise TypeError("use append_entry")
-
-    def pop_sorted(self, keys: List[int]) -> Tuple[List[int], List[Any]]:  # pragma: no cover
-        raise TypeError("use pop_k")
-
-    def pop_run(self, keys: List[int]) -> Optional[List[Any]]:  # pragma: no cover
-        raise TypeError("use pop_k")
-
-    def entry_k(self, k: int) -> Optional[Tuple[bytes, Tuple[bytes, ...]]]:
+    def entry_k(self, k: int) -> Optional[Tuple[bytes, Fields]]:
         """``(encoded id, fields)`` of entry ``k`` or ``None``. O(1) right after a hit on the previous key, else O(log n)."""
         at = self._locate(k)
         return None if at is None else (self._encs[at[0]][at[1]], self._vals[at[0]][at[1]])
 
-    def last_entry(self) -> Optional[Tuple[int, bytes, Tuple[bytes, ...]]]:
+    def last_entry(self) -> Optional[Tuple[int, bytes, Fields]]:
         """``(key, encoded id, fields)`` of the greatest entry or ``None``. O(1)."""
         if not self._keys:
             return None
         return self._keys[-1][-1], self._encs[-1][-1], self._vals[-1][-1]
 
-    def first_entry(self) -> Optional[Tuple[int, bytes, Tuple[bytes, ...]]]:
+    def first_entry(self) -> Optional[Tuple[int, bytes, Fields]]:
         """``(key, encoded id, fields)`` of the smallest entry or ``None``. O(1)."""
         if not self._keys:
             return None
         return self._keys[0][0], self._encs[0][0], self._vals[0][0]
 
     # ---------------------------------------------------------------------------------- scans
-    def reply_range(self, lo: int, hi: int, count: int = 0) -> List[List[Any]]:
+    def reply_range(self, lo: int, hi: int, count: int = 0) -> List[EntryReply]:
         """Reply entries ``[[id, [f1, v1, ...]], ...]`` for ``lo <= key <= hi`` ascending, at most ``count`` (0 = all).
 
         Fresh lists (redis-py callbacks and users may mutate replies). O(log n + k).
@@ -132,7 +121,7 @@ class EntryIndex(IdMap):
         if count and j + count <= len(ks) and ks[j + count - 1] <= hi:  # one chunk holds the whole reply
             stop = j + count
             return entries_of(encs[i][j:stop], vals[i][j:stop])
-        out: List[List[Any]] = []
+        out: List[EntryReply] = []
         while i < len(keys):
             ks = keys[i]
             stop = len(ks)
@@ -151,9 +140,9 @@ class EntryIndex(IdMap):
             j = 0
         return out
 
-    def reply_range_rev(self, lo: int, hi: int, count: int = 0) -> List[List[Any]]:
+    def reply_range_rev(self, lo: int, hi: int, count: int = 0) -> List[EntryReply]:
         """As :meth:`reply_range`, descending from ``hi``. O(log n + k)."""
-        out: List[List[Any]] = []
+        out: List[EntryReply] = []
         maxes = self._maxes
         i = bisect_left(maxes, hi)
         keys, encs, vals = self._keys, self._encs, self._vals
@@ -183,7 +172,7 @@ class EntryIndex(IdMap):
                 stop = len(keys[i])
         return out
 
-    def slice_after(self, k: int, count: int = 0) -> Tuple[List[int], List[bytes], List[Tuple[bytes, ...]]]:
+    def slice_after(self, k: int, count: int = 0) -> Tuple[List[int], List[bytes], List[Fields]]:
         """``(keys, encoded ids, field tuples)`` of the entries with key ``> k``, ascending, at most ``count`` (0 = all).
 
         O(log n + k).
@@ -203,7 +192,7 @@ class EntryIndex(IdMap):
             return ks[j:], encs[i][j:], vals[i][j:]
         out_k: List[int] = []
         out_e: List[bytes] = []
-        out_v: List[Tuple[bytes, ...]] = []
+        out_v: List[Fields] = []
         while i < len(keys):
             stop = len(keys[i])
             if count:
@@ -219,13 +208,8 @@ class EntryIndex(IdMap):
             j = 0
         return out_k, out_e, out_v
 
-    def items(self) -> Iterator[Tuple[StreamID, Any]]:
-        for ks, vs in zip(self._keys, self._vals):
-            for k, v in zip(ks, vs):
-                yield id_of(k), list(v)
-
     def _check(self) -> None:
         super()._check()
         for ks, es in zip(self._keys, self._encs):
             for k, e in zip(ks, es):
-                assert e == b"%d-%d" % (k >> 64, k & ((1 << 64) - 1)), (k, e)
+                assert e == encode_key(k), (k, e)

@@ -7,7 +7,7 @@ writes an error literal, and no code adds or strips ``ERR ``. Tests import this 
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Dict
 
 ERRORS: Dict[str, str] = {
     # generic (server.c / networking.c / object.c / timeout.c)
@@ -92,7 +92,7 @@ ERRORS: Dict[str, str] = {
 }
 
 
-def sanitize(value: Any) -> str:
+def sanitize(value: object) -> str:
     """A name interpolated into an error the way ``addReplyErrorFormat`` sends it and redis-py reads it back.
 
     C ``%s`` stops at the first NUL; CR and LF become spaces; redis-py decodes the line as UTF-8 with
@@ -121,7 +121,7 @@ class ReplyError(Exception):
 
     __slots__ = ("key", "params")
 
-    def __init__(self, key: str, /, **params: Any) -> None:
+    def __init__(self, key: str, /, **params: object) -> None:
         if key not in ERRORS:
             raise KeyError(f"unknown error key {key!r}")
         super().__init__(key)

@@ -21,13 +21,12 @@ sizes equals the group PEL size.
 
 from __future__ import annotations
 
-from operator import attrgetter
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 from sortedcontainers import SortedDict
 
 from .idindex import IdMap
-from .ids import MIN_ID, StreamID, remember_keys
+from .ids import MIN_ID, StreamID, key_of
 
 if TYPE_CHECKING:
     from .stream import Stream
@@ -36,10 +35,12 @@ if TYPE_CHECKING:
 INVALID_ENTRIES_READ = -1
 #: ``active_time`` of a consumer that never read or claimed successfully.
 NEVER_ACTIVE = -1
-_owner = attrgetter("consumer")
 _new_object = object.__new__
-#: deliveries of at most this many entries note their IDs for the XACK that usually follows (ids.remember_keys)
-_REMEMBER_MAX = 1024
+#: deliveries of at most this many entries note their IDs for the XACK that usually follows
+#: (:meth:`ConsumerGroup.delivered_keys`)
+REMEMBER_MAX = 1024
+#: a group forgets every delivery it noted once they hold more than this many IDs (bounded memory, O(1) amortized)
+RECENT_MAX = 16384
 
 
 class PendingEntry:
@@ -47,13 +48,26 @@ class PendingEntry:
 
     __slots__ = ("delivery_time", "delivery_count", "consumer", "id_bytes")
 
-    def __init__(
-        self, delivery_time: int, delivery_count: int, consumer: Optional[Consumer], id_bytes: bytes = b""
-    ) -> None:
+    def __init__(self, delivery_time: int, delivery_count: int, consumer: Consumer, id_bytes: bytes = b"") -> None:
         self.delivery_time = delivery_time  # absolute Unix ms of the last delivery
         self.delivery_count = delivery_count
-        self.consumer = consumer  # owner; None only transiently (XCLAIM FORCE before assignment)
+        self.consumer = consumer  # the owner
         self.id_bytes = id_bytes  # the entry ID's wire form b"<ms>-<seq>"
+
+    @classmethod
+    def delivered(cls, now_ms: int, consumer: Consumer, encs: List[bytes]) -> List[PendingEntry]:
+        """``PendingEntry(now_ms, 1, consumer, enc)`` for each of ``encs``, without a Python-level ``__init__``
+        call each (a batch delivery). O(k)."""
+        out: List[PendingEntry] = []
+        append = out.append
+        for enc in encs:
+            nack: PendingEntry = _new_object(cls)
+            nack.delivery_time = now_ms
+            nack.delivery_count = 1
+            nack.consumer = consumer
+            nack.id_bytes = enc
+            append(nack)
+        return out
 
     def idle(self, now_ms: int) -> int:
         """Milliseconds since the last delivery, never negative."""
@@ -65,8 +79,10 @@ class PendingEntry:
         self.delivery_count += 1
 
     def __repr__(self) -> str:
-        owner = self.consumer.name if self.consumer is not None else None
-        return f"PendingEntry(delivery_time={self.delivery_time}, delivery_count={self.delivery_count}, consumer={owner!r})"
+        return (
+            f"PendingEntry(delivery_time={self.delivery_time}, delivery_count={self.delivery_count}, "
+            f"consumer={self.consumer.name!r})"
+        )
 
 
 class Consumer:
@@ -78,23 +94,57 @@ class Consumer:
         self.name = name
         self.seen_time = now_ms  # last attempted read/claim
         self.active_time = NEVER_ACTIVE  # last successful read/claim (R7.2+)
-        self.pel = IdMap()
+        self.pel: IdMap[PendingEntry] = IdMap()
 
     def __repr__(self) -> str:
         return f"Consumer(name={self.name!r}, pending={len(self.pel)}, seen_time={self.seen_time}, active_time={self.active_time})"
 
 
 class ConsumerGroup:
-    """``streamCG``: delivery cursor, pending entries and consumers of one group."""
+    """``streamCG``: delivery cursor, pending entries and consumers of one group.
 
-    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers")
+    It also notes the IDs of its recent deliveries (at most :data:`REMEMBER_MAX` each): an XACK naming
+    what a consumer just read gets their keys from :meth:`delivered_keys` instead of parsing them.
+    """
+
+    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers", "_recent", "_recent_size")
 
     def __init__(self, name: bytes, last_id: StreamID, entries_read: int = INVALID_ENTRIES_READ) -> None:
         self.name = name
         self.last_id = last_id  # "last-delivered-id"
         self.entries_read = entries_read  # INVALID_ENTRIES_READ = unknown
-        self.pel = IdMap()
-        self.consumers: SortedDict = SortedDict()
+        self.pel: IdMap[PendingEntry] = IdMap()
+        self.consumers: SortedDict[bytes, Consumer] = SortedDict()
+        # recent deliveries: first wire ID → (the wire IDs, their keys); _recent_size counts the IDs
+        self._recent: Dict[bytes, Tuple[List[bytes], List[int]]] = {}
+        self._recent_size = 0
+
+    # ------------------------------------------------------ delivered IDs
+    def _remember(self, encs: List[bytes], keys: List[int]) -> None:
+        """Note that the wire IDs ``encs`` (canonical, ascending, distinct, at least one) have the ``keys``; both
+        lists are kept as they are (the caller does not change them afterwards). O(1) amortized."""
+        if self._recent_size > RECENT_MAX:
+            self._recent.clear()
+            self._recent_size = 0
+        self._recent[encs[0]] = (encs, keys)
+        self._recent_size += len(keys)
+
+    def delivered_keys(self, raws: List[bytes]) -> Optional[List[int]]:
+        """The 128-bit keys of ``raws`` when they are the first ``len(raws)`` IDs of one recent delivery of this
+        group (then they are canonical, ascending and distinct, and the keys are what
+        :func:`~fake_streams.ids.parse_strict_keys` gives), else ``None``. The caller must not change the
+        returned list. O(k): one dict lookup and a list compare (identical bytes objects compare at once).
+        """
+        batch = self._recent.get(raws[0]) if raws else None
+        if batch is not None:
+            encs, keys = batch
+            n = len(raws)
+            if n == len(encs):
+                if raws == encs:
+                    return keys
+            elif n < len(encs) and raws == encs[:n]:
+                return keys[:n]
+        return None
 
     # ------------------------------------------------------------- consumers
     def get_consumer(self, name: bytes) -> Optional[Consumer]:
@@ -107,14 +157,14 @@ class ConsumerGroup:
         self.consumers[name] = consumer
         return consumer
 
-    def lookup_or_create(self, name: bytes, now_ms: int) -> tuple[Consumer, bool]:
+    def lookup_or_create(self, name: bytes, now_ms: int) -> Tuple[Consumer, bool]:
         """The consumer called ``name``, created if missing; returns ``(consumer, created)``. O(log c)."""
         consumer = self.consumers.get(name)
         if consumer is not None:
             return consumer, False
         return self.create_consumer(name, now_ms), True
 
-    def seen(self, name: bytes, now_ms: int) -> tuple[Consumer, bool]:
+    def seen(self, name: bytes, now_ms: int) -> Tuple[Consumer, bool]:
         """``streamLookupConsumer`` + create for a read or claim attempt: ``seen_time = now``. O(log c).
 
         Returns ``(consumer, created)``; the caller sends ``xgroup-createconsumer`` when created.
@@ -141,22 +191,23 @@ class ConsumerGroup:
         A new NACK starts at count 1; an ID already pending (after XGROUP SETID moved the cursor back)
         moves to ``consumer`` with its count *reset* to 1.
         """
-        return self.deliver_k((sid[0] << 64) | sid[1], b"%d-%d" % sid, consumer, now_ms)
+        return self.deliver_k(key_of(sid), sid.encode(), consumer, now_ms)
 
     def deliver_k(self, k: int, id_bytes: bytes, consumer: Consumer, now_ms: int) -> PendingEntry:
         """:meth:`deliver` by 128-bit key, with the encoded ID. O(1) amortized for an ID above every pending one."""
         pel = self.pel
-        maxes = pel._maxes
-        if not maxes or k > maxes[-1]:
+        last = pel.last_k()
+        if last is None or k > last:
             nack = PendingEntry(now_ms, 1, consumer, id_bytes)
             pel.append_k(k, nack)
         else:
-            nack = pel.get_k(k)
-            if nack is None:
+            pending = pel.get_k(k)
+            if pending is None:
                 nack = PendingEntry(now_ms, 1, consumer, id_bytes)
                 pel.set_k(k, nack)
             else:
-                if nack.consumer is not None and nack.consumer is not consumer:
+                nack = pending
+                if nack.consumer is not consumer:
                     nack.consumer.pel.pop_k(k)
                 nack.consumer = consumer
                 nack.delivery_time = now_ms
@@ -170,35 +221,22 @@ class ConsumerGroup:
         """
         if not keys:
             return
-        if len(keys) <= _REMEMBER_MAX:  # a consumer loop's read: its XACK will name these IDs
-            remember_keys(encs, keys)
+        if len(keys) <= REMEMBER_MAX:  # a consumer loop's read: its XACK will name these IDs
+            self._remember(encs, keys)
         pel = self.pel
-        maxes = pel._maxes
-        if maxes and keys[0] <= maxes[-1]:
+        last = pel.last_k()
+        if last is not None and keys[0] <= last:
             for k, enc in zip(keys, encs):
                 self.deliver_k(k, enc, consumer, now_ms)
             return
-        nacks = []
-        append = nacks.append
-        for enc in encs:  # PendingEntry(now_ms, 1, consumer, enc) without a Python-level __init__ call
-            nack = _new_object(PendingEntry)
-            nack.delivery_time = now_ms
-            nack.delivery_count = 1
-            nack.consumer = consumer
-            nack.id_bytes = enc
-            append(nack)
+        nacks = PendingEntry.delivered(now_ms, consumer, encs)
         pel.extend_k(keys, nacks)
         consumer.pel.extend_k(keys, nacks)  # a consumer PEL is part of the group PEL: all below keys[0] too
 
-    def assign(self, sid: StreamID, nack: PendingEntry, consumer: Consumer) -> None:
-        """Move an existing NACK to ``consumer`` (XCLAIM/XAUTOCLAIM). O(log n + L)."""
-        self.assign_k((sid[0] << 64) | sid[1], nack, consumer)
-
     def assign_k(self, k: int, nack: PendingEntry, consumer: Consumer) -> None:
-        """:meth:`assign` by 128-bit key. O(log n + L)."""
+        """Move the existing NACK of 128-bit key ``k`` to ``consumer`` (XCLAIM). O(log n + L)."""
         if nack.consumer is not consumer:
-            if nack.consumer is not None:
-                nack.consumer.pel.pop_k(k)
+            nack.consumer.pel.pop_k(k)
             nack.consumer = consumer
             consumer.pel.set_k(k, nack)
 
@@ -209,7 +247,7 @@ class ConsumerGroup:
         """
         moved_k: List[int] = []
         moved_n: List[PendingEntry] = []
-        previous: List[Optional[Consumer]] = []
+        previous: List[Consumer] = []
         for k, nack in zip(keys, nacks):
             if nack.consumer is not consumer:
                 moved_k.append(k)
@@ -220,13 +258,11 @@ class ConsumerGroup:
             return
         first = previous[0]
         if all(owner is first for owner in previous):
-            if first is not None:
-                first.pel.pop_sorted(moved_k)
+            first.pel.pop_sorted(moved_k)
         else:
-            owned: dict = {}
+            owned: Dict[Consumer, List[int]] = {}
             for k, owner in zip(moved_k, previous):
-                if owner is not None:
-                    owned.setdefault(owner, []).append(k)
+                owned.setdefault(owner, []).append(k)
             for owner, ks in owned.items():
                 owner.pel.pop_sorted(ks)
         pel = consumer.pel
@@ -237,23 +273,12 @@ class ConsumerGroup:
             for k, nack in zip(moved_k, moved_n):
                 pel.set_k(k, nack)
 
-    def create_unowned(self, sid: StreamID, now_ms: int) -> PendingEntry:
-        """XCLAIM FORCE: a NACK with count 1 and no owner yet (the caller assigns it at once). O(log n + L)."""
-        return self.create_unowned_k((sid[0] << 64) | sid[1], b"%d-%d" % sid, now_ms)
-
-    def create_unowned_k(self, k: int, id_bytes: bytes, now_ms: int) -> PendingEntry:
-        """:meth:`create_unowned` by 128-bit key, with the encoded ID."""
-        nack = PendingEntry(now_ms, 1, None, id_bytes)
-        self.pel.set_k(k, nack)
-        return nack
-
     def _pop_owned(self, removed: List[int], nacks: List[PendingEntry]) -> None:
         """Remove the keys ``removed`` (ascending), just taken from the group PEL with their ``nacks``, from their
         owners' PELs. One ``pop_sorted`` per owner."""
-        owned: dict = {}
+        owned: Dict[Consumer, List[int]] = {}
         for k, nack in zip(removed, nacks):
-            if nack.consumer is not None:
-                owned.setdefault(nack.consumer, []).append(k)
+            owned.setdefault(nack.consumer, []).append(k)
         for consumer, ks in owned.items():
             consumer.pel.pop_sorted(ks)
 
@@ -268,26 +293,20 @@ class ConsumerGroup:
         removed, nacks = self.pel.pop_sorted(keys)
         if not removed:
             return 0
-        owners = set(map(_owner, nacks))
+        owners: Set[Consumer] = {nack.consumer for nack in nacks}
         if len(owners) == 1:
-            first = owners.pop()
-            if first is not None:
-                first.pel.pop_sorted(removed)
+            owners.pop().pel.pop_sorted(removed)
         else:
             self._pop_owned(removed, nacks)
         return len(removed)
 
-    def remove_pending(self, sid: StreamID) -> bool:
-        """Remove ``sid`` from the group PEL and its owner's PEL (XACK, deleted entries). O(log n + L)."""
-        return self.remove_pending_k((sid[0] << 64) | sid[1])
-
     def remove_pending_k(self, k: int) -> bool:
-        """:meth:`remove_pending` by 128-bit key."""
+        """Remove key ``k`` from the group PEL and its owner's PEL (XCLAIM of a deleted entry): whether it was
+        pending. O(log n + L)."""
         nack = self.pel.pop_k(k)
         if nack is None:
             return False
-        if nack.consumer is not None:
-            nack.consumer.pel.pop_k(k)
+        nack.consumer.pel.pop_k(k)
         return True
 
     # --------------------------------------------------------------- checks
@@ -305,7 +324,7 @@ class ConsumerGroup:
         assert owned == len(self.pel), (owned, len(self.pel))
         for sid, nack in self.pel.items():
             assert nack.id_bytes == sid.encode(), (sid, nack.id_bytes)
-            assert nack.consumer is not None and self.consumers.get(nack.consumer.name) is nack.consumer, sid
+            assert self.consumers.get(nack.consumer.name) is nack.consumer, sid
 
     def __repr__(self) -> str:
         return (

@@ -16,9 +16,15 @@ Costs (n keys, L = ``LOAD``), sortedcontainers style:
 * scans: O(log n) to seek, then O(1) per item over contiguous chunk slices;
 * positional access (``keys()[i]``): O(n / L), for tests and debugging only.
 
-:class:`IdMap` maps key → one value (PELs: the ``PendingEntry``);
-:class:`~fake_streams.entryindex.EntryIndex` keeps a stream's entries with two columns, the encoded ID
-(``b"<ms>-<seq>"``, made once per entry) and the field tuple.
+:class:`IdIndex` is the layout itself with everything that reads, scans or removes, for any number of
+value columns; it never adds a key, because what a key is added *with* depends on the columns.
+Two indexes build on it:
+
+* :class:`IdMap` — key → one value (PELs: the ``PendingEntry``; a stream's macro nodes): appends,
+  inserts, batch appends and batch removals;
+* :class:`~fake_streams.entryindex.EntryIndex` — a stream's entries with a second column, the encoded ID
+  (``b"<ms>-<seq>"``, made once per entry): appends only.
+
 The ``StreamID``-keyed mapping methods (``pel[sid]``, ``get``, ``in``, ``items()``, ``keys()``, ...) are
 the public face used by tests, XINFO and the inspection views; the engine's hot paths use the ``*_k``
 methods and the scans with int keys.
@@ -27,28 +33,33 @@ methods and the scans with int keys.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, Generic, Iterator, List, Optional, Tuple, TypeVar
 
-from .ids import StreamID, id_of
+from .ids import StreamID, id_of, key_of
 
 #: chunk fill for appends; a chunk splits above ``2 * LOAD`` and merges with a neighbour below ``LOAD // 2``.
 LOAD = 1000
-_MISSING: Any = object()
+
+V = TypeVar("V")
 
 
-class IdMap:
-    """A sorted map ``key (128-bit int) → value``; see the module docstring for the costs."""
+class IdIndex(Generic[V]):
+    """Sorted 128-bit keys in chunks with a parallel value column ``_vals`` (subclasses may add columns:
+    :meth:`_columns`). Reads, scans and removals; adding keys is the subclasses' business. Values are never
+    ``None`` (``None`` means "absent" in the ``*_k`` lookups). See the module docstring for the costs.
+    """
 
     __slots__ = ("_maxes", "_keys", "_vals", "_len")
 
     def __init__(self) -> None:
         self._maxes: List[int] = []
         self._keys: List[List[int]] = []
-        self._vals: List[List[Any]] = []
+        self._vals: List[List[V]] = []
         self._len = 0
 
-    def _columns(self) -> Tuple[List[List[Any]], ...]:
-        """The outer lists of every column (keys first). Used by the rare structural operations."""
+    def _columns(self) -> Tuple[List[Any], ...]:
+        """The outer lists (lists of chunk lists) of every column, keys first: what the structural operations
+        (chunk removal, split, merge) apply to alike, whatever a column holds."""
         return (self._keys, self._vals)
 
     def __len__(self) -> int:
@@ -58,8 +69,8 @@ class IdMap:
         return self._len > 0
 
     # ------------------------------------------------------------------------- int-key access
-    def get_k(self, k: int, default: Any = None) -> Any:
-        """The value at key ``k`` or ``default``. O(log n)."""
+    def get_k(self, k: int) -> Optional[V]:
+        """The value at key ``k`` or ``None``. O(log n)."""
         maxes = self._maxes
         i = bisect_left(maxes, k)
         if i != len(maxes):
@@ -67,7 +78,7 @@ class IdMap:
             j = bisect_left(ks, k)
             if ks[j] == k:
                 return self._vals[i][j]
-        return default
+        return None
 
     def has_k(self, k: int) -> bool:
         """Whether key ``k`` is present. O(log n)."""
@@ -78,16 +89,16 @@ class IdMap:
         ks = self._keys[i]
         return ks[bisect_left(ks, k)] == k
 
-    def pop_k(self, k: int, default: Any = None) -> Any:
-        """Remove key ``k`` and return its value, or ``default`` when absent. O(log n + L)."""
+    def pop_k(self, k: int) -> Optional[V]:
+        """Remove key ``k`` and return its value, or ``None`` when absent. O(log n + L)."""
         maxes = self._maxes
         i = bisect_left(maxes, k)
         if i == len(maxes):
-            return default
+            return None
         ks = self._keys[i]
         j = bisect_left(ks, k)
         if ks[j] != k:
-            return default
+            return None
         value = self._vals[i][j]
         for column in self._columns():  # keys, values and any column a subclass adds
             del column[i][j]
@@ -101,7 +112,333 @@ class IdMap:
                 self._merge(i)
         return value
 
-    def pop_sorted(self, keys: List[int]) -> Tuple[List[int], List[Any]]:
+    def first_value(self) -> V:
+        """The value of the smallest key (the index must not be empty). O(1)."""
+        return self._vals[0][0]
+
+    def last_value(self) -> V:
+        """The value of the greatest key (the index must not be empty). O(1)."""
+        return self._vals[-1][-1]
+
+    def floor_value(self, k: int) -> Optional[V]:
+        """The value of the greatest key ``<= k``, or ``None`` when every key is above ``k``. O(log n)."""
+        maxes = self._maxes
+        i = bisect_right(maxes, k)
+        if i == len(maxes):
+            return self._vals[-1][-1] if maxes else None
+        j = bisect_right(self._keys[i], k)
+        if j:
+            return self._vals[i][j - 1]
+        return self._vals[i - 1][-1] if i else None
+
+    def first_k(self) -> Optional[int]:
+        """The smallest key or ``None``. O(1)."""
+        return self._keys[0][0] if self._keys else None
+
+    def last_k(self) -> Optional[int]:
+        """The greatest key or ``None``. O(1)."""
+        return self._maxes[-1] if self._maxes else None
+
+    # ------------------------------------------------------------------------------- scanning
+    def seek(self, k: int, inclusive: bool = True) -> Tuple[int, int]:
+        """``(chunk, position)`` of the first key ``>= k`` (``> k`` when not ``inclusive``); ``(len(chunks), 0)`` past the end. O(log n)."""
+        maxes = self._maxes
+        if inclusive:
+            i = bisect_left(maxes, k)
+            if i == len(maxes):
+                return i, 0
+            return i, bisect_left(self._keys[i], k)
+        i = bisect_right(maxes, k)
+        if i == len(maxes):
+            return i, 0
+        return i, bisect_right(self._keys[i], k)
+
+    def scan_k(
+        self, lo: int, hi: Optional[int] = None, inclusive: bool = True, limit: int = 0
+    ) -> Iterator[Tuple[int, V]]:
+        """``(key, value)`` for ``lo <= key <= hi`` ascending (``lo < key`` when not ``inclusive``; ``hi`` None = no
+        bound), at most ``limit`` pairs (0 = all).
+
+        O(log n) to start, O(1) per step. The index must not change while the iterator is in use.
+        """
+        i, j = self.seek(lo, inclusive)
+        keys, vals = self._keys, self._vals
+        left = limit
+        while i < len(keys):
+            ks = keys[i]
+            stop = len(ks)
+            if limit and j + left < stop:
+                stop = j + left
+            if hi is not None and ks[stop - 1] > hi:
+                stop = bisect_right(ks, hi, j, stop)
+                yield from zip(ks[j:stop], vals[i][j:stop])
+                return
+            yield from zip(ks[j:stop], vals[i][j:stop])
+            if limit:
+                left -= stop - j
+                if left <= 0:
+                    return
+            i += 1
+            j = 0
+
+    def rscan_k(self, hi: int, lo: int) -> Iterator[Tuple[int, V]]:
+        """``(key, value)`` for ``hi >= key >= lo`` descending. O(log n) to start, O(1) per step (index unchanged meanwhile)."""
+        maxes = self._maxes
+        i = bisect_left(maxes, hi)
+        keys, vals = self._keys, self._vals
+        if i == len(maxes):
+            i -= 1
+            stop = len(keys[i]) if i >= 0 else 0
+        else:
+            stop = bisect_right(keys[i], hi)
+        while i >= 0:
+            ks = keys[i]
+            if stop and ks[0] < lo:
+                start = bisect_left(ks, lo, 0, stop)
+                yield from zip(ks[start:stop][::-1], vals[i][start:stop][::-1])
+                return
+            if stop:
+                yield from zip(ks[stop - 1 :: -1], vals[i][stop - 1 :: -1])
+            i -= 1
+            if i >= 0:
+                stop = len(keys[i])
+
+    def values_k(self, lo: int, hi: int, limit: int) -> List[V]:
+        """The values of ``lo <= key <= hi`` ascending, at most ``limit`` of them (0 = all). O(log n + k)."""
+        out: List[V] = []
+        i, j = self.seek(lo)
+        keys, vals = self._keys, self._vals
+        while i < len(keys):
+            ks = keys[i]
+            stop = len(ks)
+            if limit:
+                want = j + limit - len(out)
+                if want < stop:
+                    stop = want
+            if ks[stop - 1] > hi:
+                out += vals[i][j : bisect_right(ks, hi, j, stop)]
+                return out
+            out += vals[i][j:stop]
+            if limit and len(out) >= limit:
+                return out
+            i += 1
+            j = 0
+        return out
+
+    def count_below(self, k: int, limit: int) -> int:
+        """``min(limit, number of keys < k)``. O(limit / L + log L)."""
+        total = 0
+        for ks in self._keys:
+            if ks[-1] < k:
+                total += len(ks)
+                if total >= limit:
+                    return limit
+            else:
+                total += bisect_left(ks, k)
+                break
+        return min(total, limit)
+
+    def key_at(self, index: int) -> int:
+        """The key at position ``index`` (negative from the end). O(n / L); tests and debugging."""
+        if index < 0:
+            index += self._len
+        if not 0 <= index < self._len:
+            raise IndexError("index out of range")
+        for ks in self._keys:
+            if index < len(ks):
+                return ks[index]
+            index -= len(ks)
+        raise IndexError("index out of range")  # pragma: no cover
+
+    def iter_keys(self) -> Iterator[int]:
+        """Every key ascending. O(n)."""
+        for ks in self._keys:
+            yield from ks
+
+    # ------------------------------------------------------------------------ structure upkeep
+    def pop_front(self, n: int) -> None:
+        """Remove the ``n`` smallest keys (``n <= len``). O(n / L + L)."""
+        self._len -= n
+        columns = self._columns()
+        keys, maxes = self._keys, self._maxes
+        while n:
+            size = len(keys[0])
+            if size <= n:
+                n -= size
+                del maxes[0]
+                for outer in columns:
+                    del outer[0]
+            else:
+                for outer in columns:
+                    del outer[0][:n]
+                n = 0
+
+    def _drop_chunk(self, i: int) -> None:
+        del self._maxes[i]
+        for outer in self._columns():
+            del outer[i]
+
+    def _split(self, i: int) -> None:
+        """Split chunk ``i`` in two halves. O(L + n / L)."""
+        half = len(self._keys[i]) // 2
+        for outer in self._columns():
+            chunk = outer[i]
+            outer.insert(i + 1, chunk[half:])
+            del chunk[half:]
+        self._maxes.insert(i, self._keys[i][-1])
+
+    def _merge(self, i: int) -> None:
+        """Merge the small chunk ``i`` into a neighbour when both fit in ``LOAD``. O(L + n / L)."""
+        keys = self._keys
+        size = len(keys[i])
+        if i + 1 < len(keys) and size + len(keys[i + 1]) <= LOAD:
+            a = i
+        elif i > 0 and size + len(keys[i - 1]) <= LOAD:
+            a = i - 1
+        else:
+            return
+        for outer in self._columns():
+            outer[a] += outer[a + 1]
+            del outer[a + 1]
+        maxes = self._maxes
+        maxes[a] = maxes[a + 1]
+        del maxes[a + 1]
+
+    # -------------------------------------------------------------- StreamID mapping (public face)
+    def __getitem__(self, sid: StreamID) -> V:
+        value = self.get_k(key_of(sid))
+        if value is None:
+            raise KeyError(sid)
+        return value
+
+    def get(self, sid: StreamID) -> Optional[V]:
+        return self.get_k(key_of(sid))
+
+    def __contains__(self, sid: object) -> bool:
+        if not isinstance(sid, tuple) or len(sid) != 2:
+            return False
+        return self.has_k(key_of(sid))
+
+    def __delitem__(self, sid: StreamID) -> None:
+        if self.pop_k(key_of(sid)) is None:
+            raise KeyError(sid)
+
+    def __iter__(self) -> Iterator[StreamID]:
+        return map(id_of, self.iter_keys())
+
+    def keys(self) -> KeysView[V]:
+        return KeysView(self)
+
+    def values(self) -> Iterator[V]:
+        for vs in self._vals:
+            yield from vs
+
+    def items(self) -> Iterator[Tuple[StreamID, V]]:
+        for ks, vs in zip(self._keys, self._vals):
+            for k, v in zip(ks, vs):
+                yield id_of(k), v
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to another index (or a dict) with the same ``StreamID → value`` items. O(n)."""
+        if isinstance(other, IdIndex):
+            return list(self.items()) == list(other.items())
+        if isinstance(other, dict):
+            return len(other) == self._len and all(sid in other and other[sid] == v for sid, v in self.items())
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: not hashable
+
+    def _check(self) -> None:
+        """Assert the layout invariants. O(n)."""
+        columns = self._columns()
+        assert all(len(outer) == len(self._maxes) for outer in columns)
+        total = 0
+        prev = -1
+        for i, ks in enumerate(self._keys):
+            assert ks and len(ks) <= 2 * LOAD, len(ks)
+            assert self._maxes[i] == ks[-1]
+            for outer in columns:
+                assert len(outer[i]) == len(ks)
+            for k in ks:
+                assert k > prev
+                prev = k
+            total += len(ks)
+        assert total == self._len
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} len={self._len} chunks={len(self._keys)}>"
+
+
+class IdMap(IdIndex[V]):
+    """A sorted map ``key (128-bit int) → value``: :class:`IdIndex` with appends, inserts and batch removals."""
+
+    __slots__ = ()
+
+    def append_k(self, k: int, value: V) -> None:
+        """Add ``k`` greater than every key present (the caller guarantees it). O(1) amortized."""
+        keys = self._keys
+        if keys:
+            ks = keys[-1]
+            if len(ks) < LOAD:
+                ks.append(k)
+                self._vals[-1].append(value)
+                self._maxes[-1] = k
+                self._len += 1
+                return
+        keys.append([k])
+        self._vals.append([value])
+        self._maxes.append(k)
+        self._len += 1
+
+    def set_k(self, k: int, value: V) -> None:
+        """Insert or replace key ``k``. O(1) amortized at the end, else O(log n + L)."""
+        maxes = self._maxes
+        if not maxes or k > maxes[-1]:
+            self.append_k(k, value)
+            return
+        i = bisect_left(maxes, k)
+        ks = self._keys[i]
+        j = bisect_left(ks, k)
+        if ks[j] == k:
+            self._vals[i][j] = value
+            return
+        ks.insert(j, k)
+        self._vals[i].insert(j, value)
+        self._len += 1
+        if len(ks) > 2 * LOAD:
+            self._split(i)
+
+    def extend_k(self, keys: List[int], values: List[V]) -> None:
+        """Append sorted ``keys`` (all greater than every key present) with their ``values``. O(len(keys))."""
+        n = len(keys)
+        if not n:
+            return
+        outer_k, outer_v, maxes = self._keys, self._vals, self._maxes
+        at = 0
+        if outer_k:
+            ks = outer_k[-1]
+            room = LOAD - len(ks)
+            if room >= n:  # the usual case (a delivery into a PEL): all into the last chunk, no slice copies
+                ks += keys
+                outer_v[-1] += values
+                maxes[-1] = keys[-1]
+                self._len += n
+                return
+            if room > 0:
+                at = room
+                ks += keys[:at]
+                outer_v[-1] += values[:at]
+                maxes[-1] = ks[-1]
+        while at < n:
+            nxt = at + LOAD
+            ks = keys[at:nxt]
+            outer_k.append(ks)
+            outer_v.append(values[at:nxt])
+            maxes.append(ks[-1])
+            at = nxt
+        self._len += n
+
+    def pop_sorted(self, keys: List[int]) -> Tuple[List[int], List[V]]:
         """Remove every present key of the ascending ``keys`` (repeats allowed, each key removed once).
 
         Returns ``(removed keys, their values)`` in key order. One seek per run of neighbouring keys:
@@ -114,7 +451,7 @@ class IdMap:
                 return list(keys), out
         maxes, outer_k, outer_v = self._maxes, self._keys, self._vals
         out_k: List[int] = []
-        out_v = []
+        out_v: List[V] = []
         idx = 0
         while idx < n:
             k = keys[idx]
@@ -143,7 +480,7 @@ class IdMap:
             self._removed_at(i, start)
         return out_k, out_v
 
-    def pop_run(self, keys: List[int]) -> Optional[List[Any]]:
+    def pop_run(self, keys: List[int]) -> Optional[List[V]]:
         """If the ascending ``keys`` (at least one) are neighbours in one chunk, remove them and return their
         values; else ``None`` with nothing changed. O(log n + L) (a C slice compare, two slice deletions)."""
         maxes = self._maxes
@@ -177,353 +514,35 @@ class IdMap:
         if len(ks) < LOAD // 2:
             self._merge(i)
 
-    def append_k(self, k: int, value: Any) -> None:
-        """Add ``k`` greater than every key present (the caller guarantees it). O(1) amortized."""
-        keys = self._keys
-        if keys:
-            ks = keys[-1]
-            if len(ks) < LOAD:
-                ks.append(k)
-                self._vals[-1].append(value)
-                self._maxes[-1] = k
-                self._len += 1
-                return
-        keys.append([k])
-        self._vals.append([value])
-        self._maxes.append(k)
-        self._len += 1
+    def __setitem__(self, sid: StreamID, value: V) -> None:
+        self.set_k(key_of(sid), value)
 
-    def set_k(self, k: int, value: Any) -> None:
-        """Insert or replace key ``k``. O(1) amortized at the end, else O(log n + L)."""
-        maxes = self._maxes
-        if not maxes or k > maxes[-1]:
-            self.append_k(k, value)
-            return
-        i = bisect_left(maxes, k)
-        ks = self._keys[i]
-        j = bisect_left(ks, k)
-        if ks[j] == k:
-            self._vals[i][j] = value
-            return
-        ks.insert(j, k)
-        self._vals[i].insert(j, value)
-        self._len += 1
-        if len(ks) > 2 * LOAD:
-            self._split(i)
-
-    def extend_k(self, keys: List[int], values: List[Any]) -> None:
-        """Append sorted ``keys`` (all greater than every key present) with their ``values``. O(len(keys))."""
-        n = len(keys)
-        if not n:
-            return
-        outer_k, outer_v, maxes = self._keys, self._vals, self._maxes
-        at = 0
-        if outer_k:
-            ks = outer_k[-1]
-            room = LOAD - len(ks)
-            if room >= n:  # the usual case (a delivery into a PEL): all into the last chunk, no slice copies
-                ks += keys
-                outer_v[-1] += values
-                maxes[-1] = keys[-1]
-                self._len += n
-                return
-            if room > 0:
-                at = room if room < n else n
-                ks += keys[:at]
-                outer_v[-1] += values[:at]
-                maxes[-1] = ks[-1]
-        while at < n:
-            nxt = at + LOAD
-            ks = keys[at:nxt]
-            outer_k.append(ks)
-            outer_v.append(values[at:nxt])
-            maxes.append(ks[-1])
-            at = nxt
-        self._len += n
-
-    def first_value(self) -> Any:
-        """The value of the smallest key (the map must not be empty). O(1)."""
-        return self._vals[0][0]
-
-    def last_value(self) -> Any:
-        """The value of the greatest key (the map must not be empty). O(1)."""
-        return self._vals[-1][-1]
-
-    def floor_value(self, k: int, default: Any = None) -> Any:
-        """The value of the greatest key ``<= k``, or ``default`` when every key is above ``k``. O(log n)."""
-        maxes = self._maxes
-        i = bisect_right(maxes, k)
-        if i == len(maxes):
-            return self._vals[-1][-1] if maxes else default
-        j = bisect_right(self._keys[i], k)
-        if j:
-            return self._vals[i][j - 1]
-        return self._vals[i - 1][-1] if i else default
-
-    def first_k(self) -> Optional[int]:
-        """The smallest key or ``None``. O(1)."""
-        return self._keys[0][0] if self._keys else None
-
-    def last_k(self) -> Optional[int]:
-        """The greatest key or ``None``. O(1)."""
-        return self._maxes[-1] if self._maxes else None
-
-    # ------------------------------------------------------------------------------- scanning
-    def seek(self, k: int, inclusive: bool = True) -> Tuple[int, int]:
-        """``(chunk, position)`` of the first key ``>= k`` (``> k`` when not ``inclusive``); ``(len(chunks), 0)`` past the end. O(log n)."""
-        maxes = self._maxes
-        if inclusive:
-            i = bisect_left(maxes, k)
-            if i == len(maxes):
-                return i, 0
-            return i, bisect_left(self._keys[i], k)
-        i = bisect_right(maxes, k)
-        if i == len(maxes):
-            return i, 0
-        return i, bisect_right(self._keys[i], k)
-
-    def scan_k(
-        self, lo: int, hi: Optional[int] = None, inclusive: bool = True, limit: int = 0
-    ) -> Iterator[Tuple[int, Any]]:
-        """``(key, value)`` for ``lo <= key <= hi`` ascending (``lo < key`` when not ``inclusive``; ``hi`` None = no
-        bound), at most ``limit`` pairs (0 = all).
-
-        O(log n) to start, O(1) per step. The map must not change while the iterator is in use.
-        """
-        i, j = self.seek(lo, inclusive)
-        keys, vals = self._keys, self._vals
-        left = limit
-        while i < len(keys):
-            ks = keys[i]
-            stop = len(ks)
-            if limit and j + left < stop:
-                stop = j + left
-            if hi is not None and ks[stop - 1] > hi:
-                stop = bisect_right(ks, hi, j, stop)
-                yield from zip(ks[j:stop], vals[i][j:stop])
-                return
-            yield from zip(ks[j:stop], vals[i][j:stop])
-            if limit:
-                left -= stop - j
-                if left <= 0:
-                    return
-            i += 1
-            j = 0
-
-    def rscan_k(self, hi: int, lo: int) -> Iterator[Tuple[int, Any]]:
-        """``(key, value)`` for ``hi >= key >= lo`` descending. O(log n) to start, O(1) per step (map unchanged meanwhile)."""
-        maxes = self._maxes
-        i = bisect_left(maxes, hi)
-        keys, vals = self._keys, self._vals
-        if i == len(maxes):
-            i -= 1
-            stop = len(keys[i]) if i >= 0 else 0
-        else:
-            stop = bisect_right(keys[i], hi)
-        while i >= 0:
-            ks = keys[i]
-            if stop and ks[0] < lo:
-                start = bisect_left(ks, lo, 0, stop)
-                yield from zip(ks[start:stop][::-1], vals[i][start:stop][::-1])
-                return
-            yield from zip(ks[stop - 1 :: -1] if stop else (), vals[i][stop - 1 :: -1] if stop else ())
-            i -= 1
-            if i >= 0:
-                stop = len(keys[i])
-
-    def values_k(self, lo: int, hi: int, limit: int) -> List[Any]:
-        """The values of ``lo <= key <= hi`` ascending, at most ``limit`` of them (0 = all). O(log n + k)."""
-        out: List[Any] = []
-        i, j = self.seek(lo)
-        keys, vals = self._keys, self._vals
-        while i < len(keys):
-            ks = keys[i]
-            stop = len(ks)
-            if limit:
-                want = j + limit - len(out)
-                if want < stop:
-                    stop = want
-            if ks[stop - 1] > hi:
-                out += vals[i][j : bisect_right(ks, hi, j, stop)]
-                return out
-            out += vals[i][j:stop]
-            if limit and len(out) >= limit:
-                return out
-            i += 1
-            j = 0
-        return out
-
-    # ------------------------------------------------------------------------ structure upkeep
-    def _drop_chunk(self, i: int) -> None:
-        del self._maxes[i]
-        for outer in self._columns():
-            del outer[i]
-
-    def _split(self, i: int) -> None:
-        """Split chunk ``i`` in two halves. O(L + n / L)."""
-        half = len(self._keys[i]) // 2
-        for outer in self._columns():
-            chunk = outer[i]
-            outer.insert(i + 1, chunk[half:])
-            del chunk[half:]
-        self._maxes.insert(i, self._keys[i][-1])
-
-    def _merge(self, i: int) -> None:
-        """Merge the small chunk ``i`` into a neighbour when both fit in ``LOAD``. O(L + n / L)."""
-        keys = self._keys
-        size = len(keys[i])
-        if i + 1 < len(keys) and size + len(keys[i + 1]) <= LOAD:
-            a = i
-        elif i > 0 and size + len(keys[i - 1]) <= LOAD:
-            a = i - 1
-        else:
-            return
-        for outer in self._columns():
-            outer[a] += outer[a + 1]
-            del outer[a + 1]
-        maxes = self._maxes
-        maxes[a] = maxes[a + 1]
-        del maxes[a + 1]
-
-    def pop_front(self, n: int) -> None:
-        """Remove the ``n`` smallest keys (``n <= len``). O(n / L + L)."""
-        self._len -= n
-        columns = self._columns()
-        keys, maxes = self._keys, self._maxes
-        while n:
-            size = len(keys[0])
-            if size <= n:
-                n -= size
-                del maxes[0]
-                for outer in columns:
-                    del outer[0]
-            else:
-                for outer in columns:
-                    del outer[0][:n]
-                n = 0
-
-    def count_below(self, k: int, limit: int) -> int:
-        """``min(limit, number of keys < k)``. O(limit / L + log L)."""
-        total = 0
-        for ks in self._keys:
-            if ks[-1] < k:
-                total += len(ks)
-                if total >= limit:
-                    return limit
-            else:
-                total += bisect_left(ks, k)
-                break
-        return min(total, limit)
-
-    def key_at(self, index: int) -> int:
-        """The key at position ``index`` (negative from the end). O(n / L); tests and debugging."""
-        if index < 0:
-            index += self._len
-        if not 0 <= index < self._len:
-            raise IndexError("index out of range")
-        for ks in self._keys:
-            if index < len(ks):
-                return ks[index]
-            index -= len(ks)
-        raise IndexError("index out of range")  # pragma: no cover
-
-    def iter_keys(self) -> Iterator[int]:
-        """Every key ascending. O(n)."""
-        for ks in self._keys:
-            yield from ks
-
-    # -------------------------------------------------------------- StreamID mapping (public face)
-    def __getitem__(self, sid: StreamID) -> Any:
-        value = self.get_k((sid[0] << 64) | sid[1], _MISSING)
-        if value is _MISSING:
+    def pop(self, sid: StreamID, *default: V) -> V:
+        """``dict.pop``: the value of ``sid``, removed; ``default`` (if given) when absent, else KeyError."""
+        value = self.pop_k(key_of(sid))
+        if value is None:
+            if default:
+                return default[0]
             raise KeyError(sid)
         return value
 
-    def get(self, sid: StreamID, default: Any = None) -> Any:
-        return self.get_k((sid[0] << 64) | sid[1], default)
 
-    def __contains__(self, sid: object) -> bool:
-        if not isinstance(sid, tuple) or len(sid) != 2:
-            return False
-        return self.has_k((sid[0] << 64) | sid[1])
+class KeysView(Generic[V]):
+    """``keys()`` of an :class:`IdIndex`: StreamIDs ascending; ``len``, iteration and positional access (O(n / L))."""
 
-    def __setitem__(self, sid: StreamID, value: Any) -> None:
-        self.set_k((sid[0] << 64) | sid[1], value)
+    __slots__ = ("_index",)
 
-    def __delitem__(self, sid: StreamID) -> None:
-        if self.pop_k((sid[0] << 64) | sid[1], _MISSING) is _MISSING:
-            raise KeyError(sid)
-
-    def pop(self, sid: StreamID, default: Any = _MISSING) -> Any:
-        value = self.pop_k((sid[0] << 64) | sid[1], _MISSING)
-        if value is _MISSING:
-            if default is _MISSING:
-                raise KeyError(sid)
-            return default
-        return value
-
-    def __iter__(self) -> Iterator[StreamID]:
-        return map(id_of, self.iter_keys())
-
-    def keys(self) -> KeysView:
-        return KeysView(self)
-
-    def values(self) -> Iterator[Any]:
-        for vs in self._vals:
-            yield from vs
-
-    def items(self) -> Iterator[Tuple[StreamID, Any]]:
-        for ks, vs in zip(self._keys, self._vals):
-            for k, v in zip(ks, vs):
-                yield id_of(k), v
-
-    def __eq__(self, other: object) -> bool:
-        """Equal to another map (or a dict) with the same ``StreamID → value`` items. O(n)."""
-        if isinstance(other, IdMap):
-            return list(self.items()) == list(other.items())
-        if isinstance(other, dict):
-            return len(other) == self._len and all(other.get(sid, _MISSING) == v for sid, v in self.items())
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def _check(self) -> None:
-        """Assert the layout invariants. O(n)."""
-        columns = self._columns()
-        assert all(len(outer) == len(self._maxes) for outer in columns)
-        total = 0
-        prev = -1
-        for i, ks in enumerate(self._keys):
-            assert ks and len(ks) <= 2 * LOAD, len(ks)
-            assert self._maxes[i] == ks[-1]
-            for outer in columns:
-                assert len(outer[i]) == len(ks)
-            for k in ks:
-                assert k > prev
-                prev = k
-            total += len(ks)
-        assert total == self._len
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} len={self._len} chunks={len(self._keys)}>"
-
-
-class KeysView:
-    """``keys()`` of an :class:`IdMap`: StreamIDs ascending; ``len``, iteration and positional access (O(n / L))."""
-
-    __slots__ = ("_map",)
-
-    def __init__(self, index: IdMap) -> None:
-        self._map = index
+    def __init__(self, index: IdIndex[V]) -> None:
+        self._index = index
 
     def __len__(self) -> int:
-        return len(self._map)
+        return len(self._index)
 
     def __iter__(self) -> Iterator[StreamID]:
-        return iter(self._map)
+        return iter(self._index)
 
     def __getitem__(self, index: int) -> StreamID:
-        return id_of(self._map.key_at(index))
+        return id_of(self._index.key_at(index))
 
     def __contains__(self, sid: object) -> bool:
-        return sid in self._map
+        return sid in self._index

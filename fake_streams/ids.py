@@ -7,7 +7,7 @@ server's exact error; no other module parses ID bytes.
 
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 from .errors import ReplyError
 
@@ -61,9 +61,10 @@ def make_id(ms: int, seq: int) -> StreamID:
 
 
 # -------------------------------------------------------------------------------------- 128-bit keys
-# The engine's indexes (stream entries, PELs) are keyed by the ID as one int, ``ms << 64 | seq``:
+# The engine's indexes (stream entries, PELs, macro nodes) are keyed by the ID as one int, ``ms << 64 | seq``:
 # the same order as ``StreamID`` and as the server's 128-bit big-endian rax keys, cheaper to compare
-# and to store than a tuple. ``StreamID`` stays the type of every public value.
+# and to store than a tuple. ``StreamID`` stays the type of every public value. This section is the only
+# code that knows the layout: every other module converts with key_of / id_of / encode_key.
 
 #: key of ``MIN_ID`` / ``MAX_ID``
 MIN_KEY = 0
@@ -71,7 +72,7 @@ MAX_KEY = (1 << 128) - 1
 
 
 def key_of(sid: Tuple[int, int]) -> int:
-    """The 128-bit key of ``sid``. O(1)."""
+    """The 128-bit key of ``sid`` (a ``StreamID`` or an ``(ms, seq)`` pair). O(1)."""
     return (sid[0] << 64) | sid[1]
 
 
@@ -212,48 +213,7 @@ def parse_strict_key(raw: bytes) -> int:
     ms, dash, seq = raw.partition(b"-")
     if dash and ms.isdigit() and seq.isdigit() and len(ms) < 20 and len(seq) < 20:
         return (int(ms) << 64) | int(seq)
-    sid = parse_strict_id(raw)
-    return (sid[0] << 64) | sid[1]
-
-
-#: batches of wire IDs recently delivered by XREADGROUP: first wire ID → (wire IDs, their keys); see
-#: :func:`remember_keys`
-_RECENT: Dict[bytes, Tuple[List[bytes], List[int]]] = {}
-#: everything remembered is forgotten once more than this many IDs were noted (O(1) amortized, bounded memory)
-RECENT_MAX = 65536
-_recent_size = 0
-
-
-def remember_keys(encs: List[bytes], keys: List[int]) -> None:
-    """Note that the wire IDs ``encs`` (``b"<ms>-<seq>"``, canonical, ascending, distinct, at least one) have the
-    keys ``keys``, so that an XACK of what a consumer just read (those IDs, or the first of them, in that
-    order) takes the keys instead of parsing them: :func:`recent_keys`. Pure memoization of
-    :func:`parse_strict_key` (a canonical ID always parses to its key). Both lists are kept as they are: the
-    caller must not change them afterwards. O(1).
-    """
-    global _recent_size
-    if _recent_size > RECENT_MAX:
-        _RECENT.clear()
-        _recent_size = 0
-    _RECENT[encs[0]] = (encs, keys)
-    _recent_size += len(keys)
-
-
-def recent_keys(raws: List[bytes]) -> Optional[List[int]]:
-    """The keys of ``raws`` (ascending and distinct; the caller must not change the list) when they are the first ``len(raws)`` IDs of
-    one remembered delivery (:func:`remember_keys`), else ``None``. Equal to :func:`parse_strict_keys` then.
-    O(k): one dict lookup and a list compare (identical bytes objects compare without reading them).
-    """
-    batch = _RECENT.get(raws[0]) if raws else None
-    if batch is not None:
-        encs, keys = batch
-        n = len(raws)
-        if n == len(encs):
-            if raws == encs:
-                return keys
-        elif n < len(encs) and raws == encs[:n]:
-            return keys[:n]
-    return None
+    return key_of(parse_strict_id(raw))
 
 
 def parse_strict_keys(raws: List[bytes]) -> List[int]:
@@ -316,8 +276,7 @@ def parse_range_start_key(raw: bytes) -> int:
             return (int(ms) << 64) | int(seq)
     if raw == b"-":
         return MIN_KEY
-    sid = parse_range_start(raw)
-    return (sid[0] << 64) | sid[1]
+    return key_of(parse_range_start(raw))
 
 
 def parse_range_end_key(raw: bytes) -> int:
@@ -330,8 +289,7 @@ def parse_range_end_key(raw: bytes) -> int:
             return (int(ms) << 64) | U64_MAX
         if seq.isdigit() and len(seq) < 20:
             return (int(ms) << 64) | int(seq)
-    sid = parse_range_end(raw)
-    return (sid[0] << 64) | sid[1]
+    return key_of(parse_range_end(raw))
 
 
 def parse_range_end(raw: bytes) -> StreamID:

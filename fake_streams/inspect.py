@@ -28,14 +28,17 @@ one per line, then the way out. :func:`render` is the text of the pytest failure
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
 from .commands import COMMANDS
-from .groups import INVALID_ENTRIES_READ, NEVER_ACTIVE, group_lag
+from .groups import INVALID_ENTRIES_READ, NEVER_ACTIVE, ConsumerGroup, group_lag
 from .ids import MAX_ID as _MAX
 from .ids import MIN_ID as _MIN
 from .profiles import FEATURES, PROFILES
 from .stream import Stream
+
+if TYPE_CHECKING:
+    from .server import FakeStreamsServer
 
 Text = Union[str, bytes]
 
@@ -54,7 +57,7 @@ __all__ = [
 ]
 
 
-def _text(raw: Any) -> Text:
+def _text(raw: Union[str, bytes, bytearray]) -> Text:
     if isinstance(raw, (bytes, bytearray)):
         try:
             return bytes(raw).decode("utf-8")
@@ -146,16 +149,16 @@ class StreamView:
 
 
 # --------------------------------------------------------------------------------------- snapshots
-def _databases(server: Any) -> Dict[int, Any]:
+def _databases(server: FakeStreamsServer) -> Dict[int, Any]:
     return dict(server.backend.fake.dbs)
 
 
-def _value(db: Any, key: bytes) -> Any:
+def _value(db: Any, key: bytes) -> object:
     item = db.get(key)
     return None if item is None else item.value
 
 
-def _group_view(stream: Stream, key: bytes, group: Any, now_ms: int) -> GroupView:
+def _group_view(stream: Stream, key: bytes, group: ConsumerGroup, now_ms: int) -> GroupView:
     consumers = tuple(
         ConsumerView(
             name=_text(c.name),
@@ -170,7 +173,7 @@ def _group_view(stream: Stream, key: bytes, group: Any, now_ms: int) -> GroupVie
     pending = tuple(
         Pending(
             id=str(sid),
-            consumer=_text(nack.consumer.name) if nack.consumer is not None else None,
+            consumer=_text(nack.consumer.name),
             delivery_count=nack.delivery_count,
             idle_ms=nack.idle(now_ms),
             delivery_time=nack.delivery_time,
@@ -206,7 +209,7 @@ def _stream_view(stream: Stream, key: bytes, db: int, now_ms: int) -> StreamView
     )
 
 
-def stream_keys(server: Any, db: Optional[int] = None) -> List[Tuple[int, Text]]:
+def stream_keys(server: FakeStreamsServer, db: Optional[int] = None) -> List[Tuple[int, Text]]:
     """``[(db, key), …]`` of every stream on ``server`` (or in database ``db``), sorted. O(keys)."""
     out = []
     with server.backend.lock:
@@ -219,7 +222,7 @@ def stream_keys(server: Any, db: Optional[int] = None) -> List[Tuple[int, Text]]
     return out
 
 
-def stream_view(server: Any, key: Text, db: int = 0) -> StreamView:
+def stream_view(server: FakeStreamsServer, key: Text, db: int = 0) -> StreamView:
     """A frozen :class:`StreamView` of ``key``; ``LookupError`` (listing the streams there) if it is no stream.
 
     O(n + pending) for n entries.
@@ -236,19 +239,23 @@ def stream_view(server: Any, key: Text, db: int = 0) -> StreamView:
     raise LookupError(f"There is {what} at {_text(raw)!r} in db {db} of {_where(server)}. The streams there are:{listed}")
 
 
-def group_view(server: Any, key: Text, group: Text, db: int = 0) -> GroupView:
+def group_view(server: FakeStreamsServer, key: Text, group: Text, db: int = 0) -> GroupView:
     """A frozen :class:`GroupView` of ``group`` on stream ``key``; ``LookupError`` if either is missing."""
     return stream_view(server, key, db).group(group)
 
 
-def _type_name(value: Any) -> str:
+#: names of the fakeredis value types that are plain Python containers
+_TYPE_NAMES: Dict[type, str] = {bytes: "string", list: "list", set: "set", dict: "hash"}
+
+
+def _type_name(value: object) -> str:
     model_type = getattr(value, "_model_type", None)
     if isinstance(model_type, bytes):
         return model_type.decode()
-    return {bytes: "string", list: "list", set: "set", dict: "hash"}.get(type(value), type(value).__name__)
+    return _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
-def _where(server: Any) -> str:
+def _where(server: FakeStreamsServer) -> str:
     address = getattr(server, "address", None)
     if not address:
         return repr(server)
@@ -261,7 +268,7 @@ def _no_group(view: StreamView, name: Text) -> str:
 
 
 # ----------------------------------------------------------------------------------------- asserts
-def assert_all_acked(server: Any, stream: Optional[Text] = None, group: Optional[Text] = None, db: int = 0) -> None:
+def assert_all_acked(server: FakeStreamsServer, stream: Optional[Text] = None, group: Optional[Text] = None, db: int = 0) -> None:
     """Fail unless every delivered entry was acknowledged (every PEL is empty).
 
     ``stream`` / ``group`` narrow the check (default: every stream of ``db`` and every group).
@@ -290,7 +297,7 @@ def _pending_line(p: Pending) -> str:
 
 
 # ------------------------------------------------------------------------------------------ report
-def render(servers: Dict[str, Any], max_entries: int = 10) -> str:
+def render(servers: Dict[str, FakeStreamsServer], max_entries: int = 10) -> str:
     """The failure-report text: every stream of every server, its last entries, groups, consumers and PEL."""
     blocks: List[str] = []
     for address, server in servers.items():

@@ -26,8 +26,7 @@ from .ids import StreamID, parse_i64
 LISTPACK_MAX_SIZE = 1 << 30
 #: listpack header (total bytes u32 + element count u16) plus the 0xFF terminator.
 LP_EMPTY_BYTES = 6 + 1
-FLAG_NONE = 0
-FLAG_DELETED = 1
+#: the flags of an entry whose field names are the master's (only its values are stored)
 FLAG_SAMEFIELDS = 2
 
 _U64 = 1 << 64
@@ -63,17 +62,22 @@ def int_size(value: int) -> int:
 
 
 #: first bytes that can start canonical int64 text (``-`` or a digit): only these can be integer-encoded
-#: first bytes of int64 text (``str_size``'s integer test)
-INT_START = _INT_START = frozenset(b"-0123456789")
+_INT_START = frozenset(b"-0123456789")
+
+
+def listpack_int(raw: bytes) -> Optional[int]:
+    """The integer ``lpAppend`` stores ``raw`` as (canonical int64 text), or None (stored as a string). O(len)."""
+    if len(raw) <= 20 and raw and raw[0] in _INT_START:
+        return parse_i64(raw)
+    return None
 
 
 def str_size(raw: bytes) -> int:
     """Bytes of a string listpack element as ``lpAppend`` stores it (integer-encoded when canonical int64 text). O(len)."""
+    value = listpack_int(raw)
+    if value is not None:
+        return int_size(value)
     n = len(raw)
-    if n <= 20 and n and raw[0] in _INT_START:
-        value = parse_i64(raw)
-        if value is not None:
-            return int_size(value)
     if n < 64:
         return n + 2  # 1-byte header + backlen 1
     if n < 4096:
@@ -128,22 +132,23 @@ class Node:
     @property
     def lp_bytes(self) -> int:
         """``lpBytes`` of this node's listpack. O(1)."""
-        return self.base_bytes + int_size(self.count) + int_size(self.deleted)
+        count, deleted = self.count, self.deleted  # both >= 0: up to 127 they take int_size's 2 bytes
+        return self.base_bytes + (2 if count <= 127 else int_size(count)) + (2 if deleted <= 127 else int_size(deleted))
 
     def is_full(self, payload_len: int, max_bytes: int, max_entries: int) -> bool:
-        """Whether an XADD of ``payload_len`` field+value bytes must open a new node (``streamAppendItem``)."""
+        """Whether an XADD of ``payload_len`` field+value bytes must open a new node (``streamAppendItem``):
+        ``lp_bytes + payload_len >= max_bytes`` (``stream-node-max-bytes``; 0 or more than the listpack cap
+        means the cap) or ``count + deleted >= max_entries`` (``stream-node-max-entries``; 0 = no limit). O(1).
+        """
+        if max_entries and self.count + self.deleted >= max_entries:
+            return True
         if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
             max_bytes = LISTPACK_MAX_SIZE
-        if self.lp_bytes + payload_len >= max_bytes:
-            return True
-        return bool(max_entries) and self.count + self.deleted >= max_entries
-
-    def add(self, sid: StreamID, fields: Sequence[bytes]) -> None:
-        """Append entry ``sid`` (``[f1, v1, ...]``) after the existing ones. O(number of fields)."""
-        self.add_entry(sid, list(fields))
+        return self.lp_bytes + payload_len >= max_bytes
 
     def add_entry(self, sid: StreamID, fields: List[bytes]) -> Tuple[bytes, ...]:
-        """:meth:`add`, returning the field tuple to store. O(number of fields).
+        """Append entry ``sid`` (``fields`` = ``[f1, v1, ...]``) after the existing ones; returns the field tuple
+        the stream stores. O(number of fields).
 
         ``fields`` is the caller's fresh list; with the master's field names (SAMEFIELDS) its names are
         replaced by the master's own (equal) bytes objects, so entries of a node share them.
@@ -194,11 +199,6 @@ class Node:
         )
 
 
-def rax_key(sid: StreamID) -> int:
-    """The 16-byte big-endian rax key of a master ID, as a 128-bit integer (same order, same bytes)."""
-    return (sid.ms << 64) | sid.seq
-
-
 def _common_prefix(a: int, b: int) -> int:
     """Number of leading bytes two distinct 16-byte keys share."""
     return (128 - (a ^ b).bit_length()) // 8
@@ -247,22 +247,6 @@ def rax_node_count(keys: Sequence[int]) -> int:
         if h >= 0 and (not stack or stack[-1] < h):
             stack.append(h)
     return total
-
-
-def rax_node_count_reference(keys: Sequence[int]) -> int:
-    """The same count straight from the definition (trie of byte prefixes). O(16·n); for tests."""
-    raw = [k.to_bytes(16, "big") for k in keys]
-    children: dict = {}
-    for key in raw:
-        for depth in range(16):
-            children.setdefault(key[:depth], set()).add(key[depth])
-    prefixes = {key[:depth] for key in raw for depth in range(1, 17)}
-    count = 1
-    for p in prefixes:
-        outdeg = len(children.get(p, ()))
-        if len(children[p[:-1]]) >= 2 or outdeg != 1:
-            count += 1
-    return count
 
 
 def node_layout(nodes: Sequence[Node]) -> List[Tuple[StreamID, int, int, int, StreamID]]:

@@ -8,12 +8,13 @@ Handlers return plain Python values that the transport sends as they are:
 * :class:`Status` → simple string (``+OK``);
 * :class:`ErrorReply` → an error reply (the TCP encoder's; handlers raise ``ReplyError`` instead);
 * ``dict`` → RESP3 map (only ever built by :func:`map_reply` under protocol 3);
-* :class:`RepeatedKeyMap` → a RESP3 map whose key repeats (XREAD/XREADGROUP naming a stream twice).
+* :class:`RepeatedKeyMap` → a RESP3 map whose key repeats (XREAD/XREADGROUP naming a stream twice);
+* :class:`VerbatimText` → bulk string in RESP2, RESP3 verbatim string ``=…txt:…`` (CLIENT INFO/LIST, INFO).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, Sequence, Tuple, Union
 
 from .ids import StreamID
 
@@ -54,14 +55,27 @@ class ErrorReply:
 
     __slots__ = ("value",)
 
-    def __init__(self, value: Any) -> None:
+    def __init__(self, value: object) -> None:
         self.value = value if isinstance(value, bytes) else str(value).encode()
 
     def __repr__(self) -> str:
         return f"ErrorReply({self.value!r})"
 
 
-class RepeatedKeyMap(dict):
+class VerbatimText(bytes):
+    """Text the server sends with ``addReplyVerbatim``: a bulk string in RESP2, ``=<len>\\r\\ntxt:…`` in RESP3.
+    It is ``bytes`` to everything else (in-process clients get the text)."""
+
+    __slots__ = ()
+
+
+#: what a handler returns and the transport sends (see the module docstring); arrays are lists in practice
+Reply = Union[None, int, bytes, Status, ErrorReply, Sequence["Reply"], Mapping[bytes, "Reply"]]
+#: one stream entry ``[id, [field, value, ...]]``
+EntryReply = List[Union[bytes, List[bytes]]]
+
+
+class RepeatedKeyMap(Dict[bytes, "Reply"]):
     """A RESP3 map that names a key more than once, as ``XREAD … STREAMS s1 s2 s1`` gets from the servers.
 
     As a ``dict`` it holds what redis-py's parser builds of such a map (the key at its first position, the
@@ -71,9 +85,9 @@ class RepeatedKeyMap(dict):
 
     __slots__ = ("pairs",)
 
-    def __init__(self, pairs: Sequence[Tuple[Any, Any]]) -> None:
+    def __init__(self, pairs: Sequence[Tuple[bytes, Reply]]) -> None:
         super().__init__(pairs)
-        self.pairs: List[Tuple[Any, Any]] = list(pairs)
+        self.pairs: List[Tuple[bytes, Reply]] = list(pairs)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, RepeatedKeyMap):
@@ -83,39 +97,39 @@ class RepeatedKeyMap(dict):
     def __ne__(self, other: object) -> bool:
         return not self == other
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # a dict: not hashable
 
     def __repr__(self) -> str:
         return f"RepeatedKeyMap({self.pairs!r})"
 
 
-def entry(sid: StreamID, fields: Sequence[bytes]) -> List[Any]:
+def entry(sid: StreamID, fields: Sequence[bytes]) -> EntryReply:
     """One stream entry: ``[id, [field, value, ...]]`` (the field list is an array in both protocols)."""
     return [sid.encode(), list(fields)]
 
 
-def entries(items: Iterable[Tuple[StreamID, Sequence[bytes]]]) -> List[Any]:
+def entries(items: Iterable[Tuple[StreamID, Sequence[bytes]]]) -> List[EntryReply]:
     """A list of entries in iteration order."""
     return [[sid.encode(), list(fields)] for sid, fields in items]
 
 
-def entries_of(encs: Iterable[bytes], fields: Iterable[Sequence[bytes]]) -> List[Any]:
+def entries_of(encs: Iterable[bytes], fields: Iterable[Sequence[bytes]]) -> List[EntryReply]:
     """Entries ``[[id, [f, v, ...]], ...]`` from parallel encoded IDs and field sequences (fresh lists). O(k)."""
     return [[e, [*f]] for e, f in zip(encs, fields)]
 
 
-def map_reply(protocol: int, pairs: Iterable[Tuple[bytes, Any]]) -> Any:
+def map_reply(protocol: int, pairs: Iterable[Tuple[bytes, Reply]]) -> Reply:
     """``addReplyMapLen``: a RESP3 map (dict) or, under RESP2, a flat ``[k1, v1, k2, v2, ...]`` array."""
     if protocol == 3:
         return dict(pairs)
-    flat: List[Any] = []
+    flat: List[Reply] = []
     for k, v in pairs:
         flat.append(k)
         flat.append(v)
     return flat
 
 
-def keyed_reply(protocol: int, pairs: Sequence[Tuple[bytes, Any]]) -> Any:
+def keyed_reply(protocol: int, pairs: Sequence[Tuple[bytes, Reply]]) -> Reply:
     """XREAD/XREADGROUP top level: RESP2 ``[[key, value], ...]``, RESP3 ``{key: value}``; nothing → nil.
 
     RESP3 with a key served twice (named twice after STREAMS): a :class:`RepeatedKeyMap`, one pair per
@@ -124,7 +138,7 @@ def keyed_reply(protocol: int, pairs: Sequence[Tuple[bytes, Any]]) -> Any:
     if not pairs:
         return None
     if protocol == 3:
-        reply = dict(pairs)
+        reply: Dict[bytes, Reply] = dict(pairs)
         return reply if len(reply) == len(pairs) else RepeatedKeyMap(pairs)
     return [[k, v] for k, v in pairs]
 

@@ -18,7 +18,8 @@ Hooks for tests and the pytest plugin (all thread-safe unless noted):
   command, an error line (``"ERR injected failure"``) to answer that error instead (inside MULTI the
   transaction then aborts at EXEC, as for a command refused at queue time), or raise
   ``redis.exceptions.ConnectionError`` to fail the call as a dropped connection (redis-py closes it;
-  a retry reconnects).
+  a retry reconnects). A hook whose ``idle`` attribute is true (a :class:`~fake_streams.faults.Faults`
+  with no rule armed) promises to answer ``None`` to everything for now: the direct path runs then.
 * :attr:`FakeStreamsServer.connected` — set ``False`` to act like a server that is down: blocked
   calls fail with ConnectionError at once, every client's next command fails with ConnectionError,
   new connections are refused; ``True`` brings it back.
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 import threading
 import traceback
-from typing import Any, Callable, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 import redis.exceptions
 
@@ -49,10 +50,8 @@ from .errors import ReplyError
 from .profiles import Profile, get_profile
 from .stream import Stream
 
-try:  # Python 3.8+
-    from typing import Protocol
-except ImportError:  # pragma: no cover
-    Protocol = object  # type: ignore
+if TYPE_CHECKING:
+    import redis.asyncio
 
 
 class ExecUnit:
@@ -176,7 +175,7 @@ class FakeStreamsServer:
         self.internal_errors: List[Tuple[str, List[bytes], str]] = []
         self.closed = False
         self.address: Optional[str] = None
-        self.router = _fakeredis.Router(self.commands)
+        self.router = _fakeredis.Router.default() if commands is None else _fakeredis.Router(self.commands)
         self.backend = _fakeredis.Backend(self.profile)  # the fakeredis server behind (internal)
         self.blocking = BlockingRegistry(self, block_safety_s)  # the blocked clients (internal)
         self.backend.install_hooks(self.blocking)
@@ -232,7 +231,7 @@ class FakeStreamsServer:
             server.close()
 
     # -------------------------------------------------------------------------------- clients
-    def client(self, **kwargs: Any) -> Any:
+    def client(self, **kwargs: Any) -> redis.Redis:
         """A ``redis.Redis`` on this server (kwargs go to its ConnectionPool: protocol, decode_responses, db …)."""
         import redis
 
@@ -241,7 +240,7 @@ class FakeStreamsServer:
         pool = redis.ConnectionPool(connection_class=FakeStreamsConnection.bind(self), **kwargs)
         return redis.Redis(connection_pool=pool)
 
-    def async_client(self, **kwargs: Any) -> Any:
+    def async_client(self, **kwargs: Any) -> redis.asyncio.Redis:
         """A ``redis.asyncio.Redis`` on this server."""
         import redis.asyncio
 
@@ -262,7 +261,7 @@ class FakeStreamsServer:
             argv = [part.encode() for part in spec.name.split("|")] + list(args)
         unit = session.unit
         own_unit = unit is None
-        if own_unit:
+        if unit is None:
             unit = session.unit = ExecUnit()
         try:
             handler = spec.handler  # = _call, inlined: this is the path of every command
@@ -316,8 +315,11 @@ class FakeStreamsServer:
         if key is not None:
             from .commands.xread import serve_blocked_r70
 
+            saved_read = req.saved
+            assert saved_read is not None  # an R7.0 profile's BlockRequest carries the saved read
+
             def handler(ctx: Any, args: List[bytes]) -> Any:
-                reply = serve_blocked_r70(ctx, key, req.saved)
+                reply = serve_blocked_r70(ctx, key, saved_read)
                 return NOT_SERVED if reply is None else reply
 
         saved, unit = session.unit, ExecUnit()

@@ -3,7 +3,7 @@
 No RESP, no keys, no clock. Two indexes are kept side by side:
 
 * ``_entries`` — an :class:`~fake_streams.entryindex.EntryIndex` of the *live* entries keyed by the 128-bit
-  ID (``ms << 64 | seq``), each with its wire-form ID (encoded once, at XADD) and its field tuple
+  ID (:func:`~fake_streams.ids.key_of`), each with its wire-form ID (encoded once, at XADD) and its field tuple
   (SAMEFIELDS entries share the node master's name objects): append O(1), lookup O(log n) (O(1) when
   walking IDs in order), delete O(log n + L), range O(log n + k) over contiguous chunk slices, with
   replies built without per-entry Python code (:meth:`reply_range`, :meth:`slice_after`);
@@ -16,10 +16,10 @@ No RESP, no keys, no clock. Two indexes are kept side by side:
 Public API (method names and semantics shared with the XREAD / group / XINFO modules):
 
 * adding: :meth:`append` (caller checked ``sid > last_id``); :meth:`add` (the same with the key and
-  wire-form ID precomputed by the caller);
-* reading: :meth:`get`, ``in``, :meth:`range`, :meth:`iter_after`, :meth:`first_entry`,
+  wire-form ID precomputed by the caller); :meth:`add_next` (``XADD *``: the next ID, then :meth:`add`);
+* reading: :meth:`get`, ``in``, :meth:`range`, :meth:`first_entry`,
   :meth:`last_entry`, :meth:`last_valid_id`, ``len()`` (public values: ``StreamID`` and fresh field
-  lists); engine paths by 128-bit key: :meth:`fields_k`, :meth:`entry_k`, :meth:`reply_range`,
+  lists); engine paths by 128-bit key: :meth:`entry_k`, :meth:`reply_range`,
   :meth:`slice_after`, :meth:`last_valid_key`;
 * removing: :meth:`delete` (one XDEL ID), :meth:`trim` (``streamTrim``: MAXLEN/MINID, ``~``, LIMIT);
 * counters (attributes): ``last_id``, ``first_id``, ``max_deleted_entry_id``, ``entries_added``;
@@ -50,32 +50,23 @@ model then appends to the node that owns the ID by order, or opens a new node.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Iterator, List, Optional, Sequence, Tuple
 
 from sortedcontainers import SortedDict
 
-from .entryindex import EntryIndex
+from .entryindex import EntryIndex, Fields
 from .errors import ReplyError
-from .idindex import LOAD, IdMap
-from .ids import MIN_ID, U64_MAX, StreamID, id_of
-from .nodes import INT_START, LISTPACK_MAX_SIZE, Node, delta, int_size, node_layout, rax_key, rax_node_count, str_size
+from .idindex import IdMap
+from .ids import MIN_ID, U64_MAX, StreamID, id_of, key_of, make_id
+from .nodes import LISTPACK_MAX_SIZE, Node, node_layout, rax_node_count
+from .reply import EntryReply
 
+if TYPE_CHECKING:
+    from .groups import ConsumerGroup
+
+#: a stream entry as the public methods give it: ``(id, [f1, v1, ...])`` (a fresh list)
 Entry = Tuple[StreamID, List[bytes]]
-_new = tuple.__new__  # StreamID without NamedTuple.__new__ (as ids.make_id)
 
-
-
-def _node_full(node: Node, payload: int, limits: Tuple[int, int]) -> bool:
-    """``Node.is_full`` for the XADD hot paths (no property, one frame): an entry of ``payload`` field+value
-    bytes opens a new node when ``lp_bytes + payload >= stream-node-max-bytes`` or
-    ``count + deleted >= stream-node-max-entries`` (``limits`` = :meth:`Stream.node_limits`). O(1)."""
-    max_bytes, max_entries = limits
-    if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
-        max_bytes = LISTPACK_MAX_SIZE
-    count, deleted = node.count, node.deleted
-    lp_bytes = (node.base_bytes + (2 if count <= 127 else int_size(count))
-                + (2 if deleted <= 127 else int_size(deleted)))
-    return lp_bytes + payload >= max_bytes or (bool(max_entries) and count + deleted >= max_entries)
 
 class Stream:
     """One stream. ``groups`` maps group name (bytes) → group object, iterated in name order."""
@@ -87,14 +78,14 @@ class Stream:
 
     def __init__(self, node_max_entries: Optional[int] = None, node_max_bytes: Optional[int] = None) -> None:
         self._entries = EntryIndex()
-        self._nodes = IdMap()
+        self._nodes: IdMap[Node] = IdMap()
         self._tail: Optional[Node] = None  # the node with the greatest master (the server's last node)
         self._rax_nodes: Optional[int] = 1
         self.last_id: StreamID = MIN_ID
         self.first_id: StreamID = MIN_ID
         self.max_deleted_entry_id: StreamID = MIN_ID
         self.entries_added: int = 0
-        self.groups: SortedDict = SortedDict()
+        self.groups: SortedDict[bytes, ConsumerGroup] = SortedDict()
         if node_max_entries is not None:
             self.stream_node_max_entries = node_max_entries
         if node_max_bytes is not None:
@@ -109,12 +100,12 @@ class Stream:
         return True
 
     def __len__(self) -> int:
-        return self._entries._len
+        return len(self._entries)
 
     # ----------------------------------------------------------------- adding
     def append(self, sid: StreamID, fields: Sequence[bytes]) -> None:
         """Add an entry ``[f1, v1, ...]``; the caller has checked ``sid > last_id``. O(log #nodes + fields)."""
-        self.add(sid, (sid[0] << 64) | sid[1], b"%d-%d" % sid, list(fields))
+        self.add(sid, key_of(sid), sid.encode(), list(fields))
 
     def add(self, sid: StreamID, key: int, enc: bytes, fields: List[bytes], payload: int = -1,
             limits: Optional[Tuple[int, int]] = None) -> None:
@@ -134,7 +125,8 @@ class Stream:
             if node is not None and node.master != sid:
                 if payload < 0:
                     payload = sum(map(len, fields))
-                if _node_full(node, payload, limits or self.node_limits()):
+                max_bytes, max_entries = limits or self.node_limits()
+                if node.is_full(payload, max_bytes, max_entries):
                     node = None
         if node is None:
             node = Node(sid, fields)
@@ -148,19 +140,16 @@ class Stream:
             stored = node.add_entry(sid, fields)
         entries = self._entries
         entries.append_entry(key, enc, stored)
-        if entries._len == 1:
+        if len(entries) == 1:
             self.first_id = sid
         self.last_id = sid
         self.entries_added += 1
 
     def add_next(self, fields: List[bytes], now: int, limits: Optional[Tuple[int, int]] = None) -> bytes:
         """``XADD key * f v …``'s append (``streamAppendItem`` with a new ID): the ID after ``last_id`` at
-        ``now`` (``streamNextID``), the entry ``fields`` (a fresh list, kept) added; returns the ID's wire form.
-        Raises ReplyError with nothing changed (ID space exhausted, entry too large). O(fields).
-
-        The common case (the last node takes the entry, the last index chunk has room) runs here in one
-        frame: :meth:`add`, ``Node.add_entry`` and ``EntryIndex.append_entry`` inlined, same sizes and
-        state; anything else goes through :meth:`add`.
+        ``now`` (``streamNextID``), the entry ``fields`` (a fresh list, kept) added with :meth:`add`; returns
+        the ID's wire form. Raises ReplyError with nothing changed (ID space exhausted, entry too large).
+        O(fields) (+ O(log #nodes) when a node is opened).
         """
         ms, seq = self.last_id
         if now > ms:
@@ -176,58 +165,21 @@ class Stream:
         payload = sum(map(len, fields))
         if payload > LISTPACK_MAX_SIZE:
             raise ReplyError("ELEMENTS_TOO_LARGE")
-        enc = b"%d-%d" % (ms, seq)
-        sid = _new(StreamID, (ms, seq))
-        key = (ms << 64) | seq
-        node = self._tail
-        entries = self._entries
-        if node is None or not entries._len:
-            self.add(sid, key, enc, fields, payload, limits)
-            return enc
-        keys = entries._keys[-1]
-        if (not node.master < sid or len(keys) >= LOAD or fields[0::2] != node._names
-                or _node_full(node, payload, limits or self.node_limits())):
-            self.add(sid, key, enc, fields, payload, limits)
-            return enc
-        # Node.add_entry, SAMEFIELDS: flags + ms-delta + seq-delta + the values + lp-count
-        master_ms, master_seq = node.master
-        d = ms - master_ms
-        size = 4 if 0 <= d <= 127 else 2 + int_size(delta(ms, master_ms))
-        d = seq - master_seq
-        size += 2 if 0 <= d <= 127 else int_size(delta(seq, master_seq))
-        size += node._same_tail
-        for value in fields[1::2]:
-            n = len(value)
-            size += n + 2 if n < 64 and (not n or value[0] not in INT_START) else str_size(value)
-        fields[0::2] = node.master_fields
-        node.base_bytes += size
-        node.count += 1
-        node.last_id = sid
-        # EntryIndex.append_entry into its last chunk
-        keys.append(key)
-        entries._vals[-1].append(tuple(fields))
-        entries._encs[-1].append(enc)
-        entries._maxes[-1] = key
-        entries._len += 1
-        self.last_id = sid
-        self.entries_added += 1
+        sid = make_id(ms, seq)
+        enc = sid.encode()
+        self.add(sid, key_of(sid), enc, fields, payload, limits)
         return enc
 
     # ---------------------------------------------------------------- reading
-    def get(self, sid: Union[StreamID, int]) -> Optional[List[bytes]]:
-        """A copy of the fields of the live entry ``sid`` (a ``StreamID`` or its 128-bit key), or ``None``.
-
-        O(log n); O(1) right after a lookup of the previous entry.
-        """
-        fields = self._entries.get_k(sid if type(sid) is int else (sid[0] << 64) | sid[1])  # type: ignore[index]
+    def get(self, sid: StreamID) -> Optional[List[bytes]]:
+        """A copy of the fields of the live entry ``sid``, or ``None``. O(log n); O(1) right after a lookup of
+        the previous entry."""
+        fields = self._entries.get_k(key_of(sid))
         return None if fields is None else list(fields)
 
-    def fields_k(self, key: int) -> Optional[Tuple[bytes, ...]]:
-        """The stored field tuple of the live entry with 128-bit ``key``, or ``None``. O(log n)."""
-        return self._entries.get_k(key)
-
-    def entry_k(self, key: int) -> Optional[Tuple[bytes, Tuple[bytes, ...]]]:
-        """``(encoded id, field tuple)`` of the live entry with 128-bit ``key``, or ``None``. O(log n)."""
+    def entry_k(self, key: int) -> Optional[Tuple[bytes, Fields]]:
+        """``(encoded id, field tuple)`` of the live entry with 128-bit ``key``, or ``None``. O(log n); O(1) right
+        after a lookup of the previous entry."""
         return self._entries.entry_k(key)
 
     def __contains__(self, sid: object) -> bool:
@@ -240,7 +192,7 @@ class Stream:
         """
         if start > end:
             return []
-        lo, hi = (start[0] << 64) | start[1], (end[0] << 64) | end[1]
+        lo, hi = key_of(start), key_of(end)
         entries = self._entries
         scan = entries.rscan_k(hi, lo) if rev else entries.scan_k(lo, hi)
         out: List[Entry] = []
@@ -250,7 +202,7 @@ class Stream:
                 break
         return out
 
-    def reply_range(self, lo: int, hi: int, count: int = 0, rev: bool = False) -> List[List]:
+    def reply_range(self, lo: int, hi: int, count: int = 0, rev: bool = False) -> List[EntryReply]:
         """XRANGE/XREVRANGE reply entries ``[[id, [f, v, ...]], ...]`` for 128-bit keys ``lo..hi``. O(log n + k)."""
         if lo > hi:
             return []
@@ -258,17 +210,12 @@ class Stream:
             return self._entries.reply_range_rev(lo, hi, count)
         return self._entries.reply_range(lo, hi, count)
 
-    def slice_after(self, key: int, count: int = 0) -> Tuple[List[int], List[bytes], List[Tuple[bytes, ...]]]:
+    def slice_after(self, key: int, count: int = 0) -> Tuple[List[int], List[bytes], List[Fields]]:
         """``(keys, encoded ids, field tuples)`` of the live entries after 128-bit ``key``, at most ``count`` (0 = all).
 
         O(log n + k).
         """
         return self._entries.slice_after(key, count)
-
-    def iter_after(self, after: StreamID) -> Iterator[Entry]:
-        """Live entries with ID > ``after``, ascending. O(log n) to start, O(1) per step."""
-        for k, fields in self._entries.scan_k((after[0] << 64) | after[1], None, inclusive=False):
-            yield id_of(k), list(fields)
 
     def first_entry(self) -> Optional[Entry]:
         """The first live entry or ``None``. O(1)."""
@@ -282,34 +229,33 @@ class Stream:
 
     def last_valid_key(self) -> Optional[int]:
         """The 128-bit key of the last live entry, or ``None`` when empty. O(1)."""
-        maxes = self._entries._maxes
-        return maxes[-1] if maxes else None
+        return self._entries.last_k()
 
     def last_valid_id(self) -> Optional[StreamID]:
         """``streamLastValidID``: the ID of the last live entry, or ``None`` when empty. O(1)."""
-        maxes = self._entries._maxes
-        return id_of(maxes[-1]) if maxes else None
+        last = self._entries.last_k()
+        return None if last is None else id_of(last)
+
+    def _first_live_id(self) -> StreamID:
+        """``first_id`` as it must be after a removal: the first live ID, ``0-0`` when empty. O(1)."""
+        first = self._entries.first_k()
+        return MIN_ID if first is None else id_of(first)
 
     # --------------------------------------------------------------- deleting
-    def _node_of(self, sid: StreamID) -> Node:
-        """The node owning ``sid`` (the last node whose master is ``<= sid``). O(log #nodes)."""
-        return self._nodes.floor_value((sid[0] << 64) | sid[1])
-
     def delete(self, sid: StreamID) -> bool:
         """XDEL of one ID: True if a live entry was removed. Raises ``max_deleted_entry_id``. O(log n).
 
         The entry becomes a tombstone in its node; a node whose last live entry goes is freed.
         """
-        entries = self._entries
-        key = (sid[0] << 64) | sid[1]
-        fields = entries.pop_k(key)
+        key = key_of(sid)
+        fields = self._entries.pop_k(key)
         if fields is None:
             return False
-        node = self._node_of(sid)
+        nodes = self._nodes
+        node = nodes.floor_value(key)  # the node owning sid: the last one whose master is <= sid
+        assert node is not None  # a live entry always has its node
         if node.count == 1:
-            nodes = self._nodes
-            master = node.master
-            nodes.pop_k((master[0] << 64) | master[1])
+            nodes.pop_k(key_of(node.master))
             if node is self._tail:
                 self._tail = nodes.last_value() if nodes else None
             self._rax_nodes = None
@@ -317,10 +263,8 @@ class Stream:
             node.bury(key, fields)
         if sid > self.max_deleted_entry_id:
             self.max_deleted_entry_id = sid
-        if not entries:
-            self.first_id = MIN_ID
-        elif sid == self.first_id:
-            self.first_id = id_of(entries.first_k())  # type: ignore[arg-type]
+        if sid == self.first_id or not self._entries:
+            self.first_id = self._first_live_id()
         return True
 
     def default_trim_limit(self) -> int:
@@ -349,10 +293,9 @@ class Stream:
         """
         if (maxlen is None) == (minid is None):
             raise ValueError("trim() needs exactly one of maxlen or minid")
-        entries, nodes = self._entries, self._nodes
-        if approx and maxlen is not None and entries._len:  # XADD MAXLEN ~: usually nothing to do, in O(1)
-            length = entries._len
-            if length <= maxlen or length - nodes.first_value().count < maxlen:
+        length = len(self._entries)
+        if approx and maxlen is not None and length:  # XADD MAXLEN ~: usually nothing to do, in O(1)
+            if length <= maxlen or length - self._nodes.first_value().count < maxlen:
                 return 0  # the walk would stop at once (approx: only whole nodes go)
         return self._trim_walk(maxlen, minid, approx, limit)
 
@@ -363,7 +306,7 @@ class Stream:
             limit = self.default_trim_limit() if approx else 0
         deleted = 0
         while nodes:
-            length = entries._len
+            length = len(entries)
             if maxlen is not None and length <= maxlen:
                 break
             node = nodes.first_value()
@@ -373,7 +316,8 @@ class Stream:
             if maxlen is not None:
                 remove_node = length - live >= maxlen
             else:
-                remove_node = node.last_id < minid  # type: ignore[operator]
+                assert minid is not None
+                remove_node = node.last_id < minid
             if remove_node:
                 nodes.pop_front(1)
                 if node is self._tail:
@@ -388,17 +332,16 @@ class Stream:
             if maxlen is not None:
                 k = min(length - maxlen, live)
             else:
-                k = entries.count_below((minid[0] << 64) | minid[1], live)  # type: ignore[index]
+                assert minid is not None
+                k = entries.count_below(key_of(minid), live)
             if k > 0:
                 for key, fields in list(entries.scan_k(entries.first_k(), limit=k)):  # type: ignore[arg-type]
                     node.bury(key, fields)
                 entries.pop_front(k)
                 deleted += k
             break
-        if not entries:
-            self.first_id = MIN_ID
-        elif deleted:
-            self.first_id = id_of(entries.first_k())  # type: ignore[arg-type]
+        if deleted or not entries:
+            self.first_id = self._first_live_id()
         return deleted
 
     # ------------------------------------------------------------ node model
@@ -425,10 +368,10 @@ class Stream:
         nodes = list(self._nodes.values())
         entries = self._entries
         for i, node in enumerate(nodes):
-            lo = rax_key(node.master)
+            lo = key_of(node.master)
             live = []
             if node.count:
-                hi = rax_key(nodes[i + 1].master) - 1 if i + 1 < len(nodes) else None
+                hi = key_of(nodes[i + 1].master) - 1 if i + 1 < len(nodes) else None
                 live = [(k, fields, False) for k, fields in entries.scan_k(lo, hi)]
             if node.buried:
                 live += [(k, fields, True) for k, fields in node.buried.items()]
@@ -446,12 +389,12 @@ class Stream:
             stored.append(node.add_entry(sid, list(fields)))
         entries = self._entries
         for (sid, _, deleted), kept in zip(rows, stored):
-            key = (sid[0] << 64) | sid[1]
+            key = key_of(sid)
             if deleted:
                 node.bury(key, kept)
             else:
                 entries.append_entry(key, b"%d-%d" % sid, kept)
-        self._nodes.set_k(rax_key(first_sid), node)
+        self._nodes.set_k(key_of(first_sid), node)
         self._tail = node
         self._rax_nodes = None
 
@@ -485,7 +428,7 @@ class Stream:
         if keys:
             assert masters and masters[0] <= keys[0]
         assert self._tail is (self._nodes.last_value() if masters else None), self._tail
-        fresh = rax_node_count([rax_key(m) for m in masters])
+        fresh = rax_node_count([key_of(m) for m in masters])
         assert self._rax_nodes is None or self._rax_nodes == fresh, (self._rax_nodes, fresh)
 
     def __repr__(self) -> str:

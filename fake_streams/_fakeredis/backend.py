@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Dict, Optional
+from typing import Any, DefaultDict, Dict, Optional, cast
 
 from ..dbhooks import hook_database
 from ..errors import ReplyError
@@ -142,7 +142,7 @@ class Backend:
 
     def __init__(self, profile: Any) -> None:
         self.fake = FakeServer(version=profile.version_tuple, server_type=profile.server)
-        self.fake._sf_generation = 0  # see _GENERATIONS
+        self.fake._sf_generation = 0  # type: ignore[attr-defined]  # ours, on fakeredis's server: see _GENERATIONS
         self.lock = self.fake.lock
         config = self.fake.config
         config.setdefault(b"stream-node-max-entries", str(Stream.stream_node_max_entries).encode())
@@ -151,8 +151,9 @@ class Backend:
 
     def install_hooks(self, registry: Any) -> None:
         """Every database (now and created later, e.g. by SELECT) reports key writes to ``registry``."""
-        dbs = self.fake.dbs
+        dbs = cast("DefaultDict[int, Any]", self.fake.dbs)  # a defaultdict (fakeredis annotates a dict)
         factory = dbs.default_factory
+        assert factory is not None
         dbs.default_factory = lambda: hook_database(factory(), registry)
         for db in list(dbs.values()):
             hook_database(db, registry)
@@ -167,8 +168,8 @@ class Backend:
         """What INFO reports: client counts and ``{db: (keys, expires)}``. Lock held."""
         keyspace = {}
         for index, db in sorted(self.fake.dbs.items()):
-            items = [db.get(k) for k in list(db)]  # iterating drops expired keys
-            items = [item for item in items if item is not None]
+            found = [db.get(k) for k in list(db)]  # iterating drops expired keys
+            items = [item for item in found if item is not None]
             if items:
                 keyspace[index] = (len(items), sum(1 for item in items if item.expireat is not None))
         sockets = list(self.fake.sockets)

@@ -26,8 +26,8 @@ except ImportError:  # pragma: no cover - a release without the command table
         return None
 try:  # fakeredis >= 2.39
     from fakeredis._socket._resp import extract_command
-except ImportError:  # pragma: no cover - fakeredis <= 2.38
-    from fakeredis._basefakesocket import extract_command  # type: ignore[no-redef]
+except ImportError:  # pragma: no cover - fakeredis <= 2.38 (a private name there)
+    from fakeredis._basefakesocket import _extract_command as extract_command  # type: ignore[no-redef,import-not-found]
 try:  # fakeredis >= 2.39
     from fakeredis._core import CommandItem
 except ImportError:  # pragma: no cover - fakeredis <= 2.38
@@ -43,15 +43,22 @@ if FAKEREDIS_VERSION < FLOOR:  # pragma: no cover
     raise ImportError(f"fake_streams needs fakeredis >= 2.34.1 (TYPE of foreign values); found {FAKEREDIS_VERSION}")
 
 #: fakeredis's sync / asyncio connection classes (``FakeConnection`` was the class name up to 2.34).
-SyncConnectionBase: type = getattr(fakeredis, "FakeRedisConnection", None) or fakeredis.FakeConnection
-AsyncConnectionBase: type = getattr(_aioredis, "FakeAsyncRedisConnection", None) or _aioredis.FakeConnection
+SyncConnectionBase: Any = getattr(fakeredis, "FakeRedisConnection", None) or fakeredis.FakeConnection
+AsyncConnectionBase: Any = getattr(_aioredis, "FakeAsyncRedisConnection", None) or _aioredis.FakeConnection
 #: fakeredis's FakeServer (one keyspace, its lock, its CONFIG dict, its sockets).
 FakeServer = fakeredis.FakeServer
 SKIP_RESP2 = msgs.FLAG_SKIP_CONVERT_TO_RESP2
 CONNECTION_ERROR_MSG = msgs.CONNECTION_ERROR_MSG
 
+
+def bytes_args(n: int) -> Any:
+    """``(bytes,) * n``: the argument types of a fakeredis ``Signature`` (fakeredis annotates them as 1-tuples)."""
+    return (bytes,) * n
+
+
 __all__ = [
     "FAKEREDIS_VERSION", "FLOOR", "AsyncConnectionBase", "AsyncFakeSocket", "BaseModel", "CONNECTION_ERROR_MSG",
     "CommandItem", "ExpiringMembersSet", "FakeServer", "Hash", "NoResponse", "SKIP_RESP2", "Signature", "SimpleError",
-    "SimpleString", "SyncConnectionBase", "ZSet", "compile_pattern", "extract_command", "get_command_info", "msgs",
+    "SimpleString", "SyncConnectionBase", "ZSet", "bytes_args", "compile_pattern", "extract_command", "get_command_info",
+    "msgs",
 ]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from .compat import SKIP_RESP2, Signature
+from .compat import SKIP_RESP2, Signature, bytes_args
 
 #: ``lookup(sock, name, base) -> (func, signature)``
 Lookup = Callable[[Any, str, Callable[[], Tuple[Any, Any]]], Tuple[Any, Any]]
@@ -58,4 +58,4 @@ def names() -> Tuple[str, ...]:
 def signature(name: str, fixed: int = 0, variadic: bool = False, flags: str = "") -> Signature:
     """A fakeredis ``Signature`` for a command fakeredis may not know: ``fixed`` arguments after the name, more
     if ``variadic``, all ``bytes``; replies are sent as they are (no RESP2 conversion by fakeredis)."""
-    return Signature(name, "_sf_override", (bytes,) * fixed, (bytes,) if variadic else (), flags=SKIP_RESP2 + flags)
+    return Signature(name, "_sf_override", bytes_args(fixed), bytes_args(int(variadic)), flags=SKIP_RESP2 + flags)

@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ..commands.base import CommandSpec, cstr
-from .compat import SKIP_RESP2, Signature
+from .compat import SKIP_RESP2, Signature, bytes_args
+
+_DEFAULT: Dict[str, Router] = {}
 
 
 class Router:
@@ -28,6 +30,18 @@ class Router:
         for container in self.containers:  # the container itself has arity -2
             self.signatures[container] = _signature(container, 1, True)
 
+    @classmethod
+    def default(cls) -> Router:
+        """The Router of the default command table (``fake_streams.commands.COMMANDS``), made once and shared by
+        every server on it: it is read-only once built, and building it (27 fakeredis Signatures) was a large
+        part of a new server's cost (one per test in the pytest fixture)."""
+        router = _DEFAULT.get("router")
+        if router is None:
+            from ..commands import COMMANDS
+
+            router = _DEFAULT["router"] = cls(COMMANDS)
+        return router
+
     def resolve(self, cmd_name: str) -> Tuple[str, Optional[str]]:
         """``(kind, name)``: kind is "spec", "container", "unknown_sub", "refuse" or "fakeredis"."""
         base, sep, sub = cmd_name.partition(" ")
@@ -44,10 +58,10 @@ class Router:
 
 
 def _signature(name: str, fixed: int, variadic: bool) -> Signature:
-    return Signature(name, "_sf_call", (bytes,) * max(fixed, 0), (bytes,) if variadic else (), flags=SKIP_RESP2)
+    return Signature(name, "_sf_call", bytes_args(max(fixed, 0)), bytes_args(int(variadic)), flags=SKIP_RESP2)
 
 
-_INFO_SIGNATURE = Signature("info", "_sf_info", (), (bytes,), flags=SKIP_RESP2)
+_INFO_SIGNATURE = Signature("info", "_sf_info", bytes_args(0), bytes_args(1), flags=SKIP_RESP2)
 
 
 def _as_bytes(value: Any) -> bytes:

@@ -12,35 +12,46 @@ the fakeredis adapter.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, FrozenSet, List, Optional, Sequence
-
-try:  # Python 3.8+
-    from typing import Protocol
-except ImportError:  # pragma: no cover
-    Protocol = object  # type: ignore
+from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional, Protocol, Sequence, Union
 
 from ..errors import ReplyError
 from ..ids import parse_i64
+from ..reply import Reply
 
 if TYPE_CHECKING:
+    from ..groups import Consumer, ConsumerGroup
     from ..profiles import Profile
     from ..stream import Stream
+    from .xread import SavedRead
 
 
 class Context(Protocol):
-    """The server-side state one command execution may use."""
+    """The server-side state one command execution may use (handlers only read these; plain attributes
+    satisfy the protocol as well as properties do)."""
 
-    profile: Profile
-    #: RESP version of the reply being built (2 or 3; inside Lua, the script's RESP mode).
-    protocol: int
-    #: The command's "now" in Unix ms (one snapshot per execution unit on time_snapshot profiles).
-    now_ms: int
-    #: True while a queued command runs inside EXEC.
-    in_multi: bool
-    #: True while the command runs from a script (``redis.call``).
-    from_script: bool
-    #: The whole command as the client typed it (name, subcommand and arguments), for errors that quote argv[1].
-    argv: List[bytes]
+    @property
+    def profile(self) -> Profile:
+        """The emulated server version."""
+
+    @property
+    def protocol(self) -> int:
+        """RESP version of the reply being built (2 or 3; inside Lua, the script's RESP mode)."""
+
+    @property
+    def now_ms(self) -> int:
+        """The command's "now" in Unix ms (one snapshot per execution unit on time_snapshot profiles)."""
+
+    @property
+    def in_multi(self) -> bool:
+        """True while a queued command runs inside EXEC."""
+
+    @property
+    def from_script(self) -> bool:
+        """True while the command runs from a script (``redis.call``)."""
+
+    @property
+    def argv(self) -> List[bytes]:
+        """The whole command as the client typed it (name, subcommand and arguments), for errors that quote argv[1]."""
 
     def lookup(self, key: bytes) -> Optional[Stream]:
         """The stream at ``key``; ``None`` if missing (or expired); raises WRONGTYPE if it holds another type."""
@@ -73,10 +84,11 @@ class BlockRequest:
     args: List[bytes]
     unblock_on_nokey: bool = False
     #: state for the R7.0 serve-from-saved-state model (see fake_streams.commands.xread)
-    saved: Any = None
+    saved: Optional[SavedRead] = None
 
 
-Handler = Callable[[Context, List[bytes]], Any]
+#: ``handler(ctx, args)``: a reply, or (XREAD/XREADGROUP) a request to block
+Handler = Callable[[Context, List[bytes]], Union[Reply, BlockRequest]]
 
 
 @dataclass(frozen=True)
@@ -100,9 +112,19 @@ class CommandSpec:
         return argc == self.arity if self.arity >= 0 else argc >= -self.arity
 
 
-def spec(name: str, arity: int, flags: str, handler: Optional[Handler], **kw: Any) -> CommandSpec:
+def spec(name: str, arity: int, flags: str, handler: Optional[Handler], **kw: str) -> CommandSpec:
     """Shorthand: ``spec("xadd", -5, "write denyoom fast", xadd)``."""
     return CommandSpec(name=name, arity=arity, flags=frozenset(flags.split()), handler=handler, **kw)
+
+
+def seen_consumer(ctx: Context, key: bytes, group: ConsumerGroup, name: bytes) -> Consumer:
+    """``streamLookupConsumer`` + ``streamCreateConsumer`` for a read or claim (XREADGROUP, XCLAIM, XAUTOCLAIM):
+    the consumer ``name`` of ``group`` (the stream at ``key``), created if missing with the event
+    ``xgroup-createconsumer``; its ``seen_time`` becomes now. O(log c)."""
+    consumer, created = group.seen(name, ctx.now_ms)
+    if created:
+        ctx.notify("xgroup-createconsumer", key)
+    return consumer
 
 
 def cstr(raw: bytes) -> bytes:
@@ -121,4 +143,4 @@ def parse_count(raw: bytes) -> int:
     return value
 
 
-__all__: Sequence[str] = ["BlockRequest", "CommandSpec", "Context", "Handler", "cstr", "parse_count", "spec"]
+__all__: Sequence[str] = ["BlockRequest", "CommandSpec", "Context", "Handler", "cstr", "parse_count", "seen_consumer", "spec"]

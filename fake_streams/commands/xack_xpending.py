@@ -14,11 +14,11 @@ O(log p + k) for k entries examined (with IDLE, skipped entries count as examine
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import List, Optional
 
 from ..errors import ReplyError
-from ..ids import encode_key, parse_range_end_key, parse_range_start_key, parse_strict_keys, recent_keys
-from ..reply import as_i64
+from ..ids import encode_key, parse_range_end_key, parse_range_start_key, parse_strict_keys
+from ..reply import Reply, as_i64
 from .base import Context, cstr, parse_count, spec
 
 
@@ -34,14 +34,14 @@ def xack(ctx: Context, args: List[bytes]) -> int:
     if group is None:
         return 0
     raws = args[2:]
-    keys = recent_keys(raws)  # the IDs a delivery just returned: canonical, ascending, distinct
+    keys = group.delivered_keys(raws)  # the IDs a delivery just returned: canonical, ascending, distinct
     if keys is not None:
         return group.remove_pending_many(keys, ascending=True)
     keys = parse_strict_keys(raws)  # every ID is valid before anything is acknowledged
     return group.remove_pending_many(keys)
 
 
-def xpending(ctx: Context, args: List[bytes]) -> List[Any]:
+def xpending(ctx: Context, args: List[bytes]) -> List[Reply]:
     """XPENDING: the summary (argc 3) or up to ``count`` pending entries in ``[start, end]``."""
     argc = len(args) + 1
     if argc != 3 and (argc < 6 or argc > 9):
@@ -68,10 +68,11 @@ def xpending(ctx: Context, args: List[bytes]) -> List[Any]:
 
     if not extended:
         pel = group.pel
-        if not pel:
+        first, last = pel.first_k(), pel.last_k()
+        if first is None or last is None:  # nothing pending
             return [0, None, None, None]
         owners = [[c.name, b"%d" % len(c.pel)] for c in group.consumers.values() if c.pel]
-        return [len(pel), encode_key(pel.first_k()), encode_key(pel.last_k()), owners]
+        return [len(pel), encode_key(first), encode_key(last), owners]
 
     if consumer_name is not None:
         consumer = group.get_consumer(consumer_name)
@@ -81,7 +82,7 @@ def xpending(ctx: Context, args: List[bytes]) -> List[Any]:
     else:
         pel = group.pel
     now = ctx.now_ms
-    out: List[Any] = []
+    out: List[Reply] = []
     if not count:
         return out
     if not min_idle:

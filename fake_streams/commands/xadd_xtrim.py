@@ -15,12 +15,13 @@ touches nothing. XTRIM dirties and notifies ``xtrim`` only when it removed somet
 
 from __future__ import annotations
 
-from typing import Any, List, NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 from ..errors import ReplyError
-from ..ids import MAX_ID, MIN_ID, U64_MAX, StreamID, next_id, parse_strict_id, parse_xadd_id
+from ..ids import MAX_ID, MIN_ID, U64_MAX, StreamID, key_of, next_id, parse_strict_id, parse_xadd_id
 from ..nodes import LISTPACK_MAX_SIZE
-from .base import Context, cstr, parse_count, spec
+from ..stream import Stream
+from .base import CommandSpec, Context, cstr, parse_count, spec
 
 
 class TrimArgs(NamedTuple):
@@ -112,7 +113,7 @@ def parse_add_trim_args(args: List[bytes], xadd: bool) -> TrimArgs:
     )
 
 
-def _trim(stream: Any, targs: TrimArgs) -> int:
+def _trim(stream: Stream, targs: TrimArgs) -> int:
     return stream.trim(maxlen=targs.maxlen, minid=targs.minid, approx=targs.approx, limit=targs.limit)
 
 
@@ -181,7 +182,7 @@ def parse_xadd_args(args: List[bytes]) -> TrimArgs:
     return targs
 
 
-def append_parsed(stream: Any, args: List[bytes], targs: TrimArgs, now: int,
+def append_parsed(stream: Stream, args: List[bytes], targs: TrimArgs, now: int,
                   limits: Optional[Tuple[int, int]] = None) -> Tuple[bytes, int]:
     """The stream part of an XADD whose ``args`` passed :func:`parse_xadd_args`: the ID (``streamAppendItem``),
     the entry appended, then the trimming asked for. Returns ``(ID wire form, entries trimmed)``; raises
@@ -201,7 +202,7 @@ def append_parsed(stream: Any, args: List[bytes], targs: TrimArgs, now: int,
         if total > LISTPACK_MAX_SIZE:
             raise ReplyError("ELEMENTS_TOO_LARGE")
         enc = b"%d-%d" % sid
-        stream.add(sid, (sid[0] << 64) | sid[1], enc, fields, total, limits)
+        stream.add(sid, key_of(sid), enc, fields, total, limits)
     if maxlen is None and minid is None:
         return enc, 0
     return enc, stream.trim(maxlen, minid, approx, limit)
@@ -228,7 +229,7 @@ def is_plain_xadd(args: List[bytes]) -> bool:
     return len(args) > 3 and args[1] == b"*" and len(args) % 2 == 0
 
 
-def append_now(stream: Any, args: List[bytes], now: int, limits: Optional[Tuple[int, int]] = None) -> bytes:
+def append_now(stream: Stream, args: List[bytes], now: int, limits: Optional[Tuple[int, int]] = None) -> bytes:
     """The stream part of ``XADD key * field value ...`` (:func:`is_plain_xadd` args) at ``now``: the new ID
     (``streamNextID``), the entry appended; returns the ID's wire form. Raises ReplyError with nothing
     changed (ID space exhausted, entry too large). ``limits``: the stream's ``node_limits()`` if the caller
@@ -256,7 +257,7 @@ def xtrim(ctx: Context, args: List[bytes]) -> int:
     return deleted
 
 
-SPECS: Tuple = (
+SPECS: Tuple[CommandSpec, ...] = (
     spec(
         "xadd",
         -5,

@@ -16,13 +16,14 @@ first entry is actually claimed, so a call that claims nothing creates no consum
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 from ..errors import ReplyError
-from ..groups import Consumer, ConsumerGroup
-from ..ids import MIN_ID, StreamID, parse_i64, parse_range_start, parse_strict_id
+from ..groups import Consumer, ConsumerGroup, PendingEntry
+from ..ids import MIN_ID, StreamID, key_of, parse_i64, parse_range_start, parse_strict_id
+from ..reply import Reply
 from ..stream import Stream
-from .base import Context, cstr, spec
+from .base import Context, cstr, seen_consumer, spec
 
 #: ``LONG_MAX / max(sizeof(streamID), attempts_factor)``: the largest COUNT XAUTOCLAIM accepts.
 XAUTOCLAIM_MAX_COUNT = ((1 << 63) - 1) // 16
@@ -42,14 +43,6 @@ def require_group(ctx: Context, key: bytes, name: bytes) -> Tuple[Stream, Consum
     if stream is None or group is None:
         raise ReplyError("NOGROUP", key=key, group=name)
     return stream, group
-
-
-def _consumer(ctx: Context, key: bytes, group: ConsumerGroup, name: bytes) -> Consumer:
-    """``streamLookupConsumer`` + ``streamCreateConsumer`` (event ``xgroup-createconsumer``); ``seen_time = now``."""
-    consumer, created = group.seen(name, ctx.now_ms)
-    if created:
-        ctx.notify("xgroup-createconsumer", key)
-    return consumer
 
 
 def _parse_min_idle(raw: bytes, error: str) -> int:
@@ -122,7 +115,7 @@ def parse_xclaim(args: List[bytes], now_ms: int) -> Tuple[int, List[StreamID], _
     return min_idle, ids, opts
 
 
-def xclaim(ctx: Context, args: List[bytes]) -> List[Any]:
+def xclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
     """XCLAIM. O(k (log n + L)) for k IDs (n = group PEL size, L = PEL chunk size).
 
     Reply: the claimed entries (or IDs with JUSTID) in argument order; duplicates are processed again.
@@ -142,13 +135,13 @@ def xclaim(ctx: Context, args: List[bytes]) -> List[Any]:
     profile = ctx.profile
     consumer: Optional[Consumer] = None
     if profile.has("eager_consumer_creation"):
-        consumer = _consumer(ctx, key, group, consumer_name)
+        consumer = seen_consumer(ctx, key, group, consumer_name)
     track_active = profile.has("consumer_active_time")
 
-    reply: List[Any] = []
+    reply: List[Reply] = []
     pel = group.pel
     for sid in ids:
-        k = (sid[0] << 64) | sid[1]
+        k = key_of(sid)
         nack = pel.get_k(k)
         found = stream.entry_k(k)
         if found is None:  # deleted, trimmed or never existed
@@ -157,13 +150,15 @@ def xclaim(ctx: Context, args: List[bytes]) -> List[Any]:
             continue
         if nack is None:
             if not opts.force:
-                continue
-            nack = group.create_unowned_k(k, found[0], now)  # no owner yet: the min-idle check does not apply
+                continue  # FORCE: the min-idle check does not apply to a new NACK
         elif min_idle and now - nack.delivery_time < min_idle:
             continue
         if consumer is None:  # R7.0: looked up / created on the first claim only
-            consumer = _consumer(ctx, key, group, consumer_name)
-        group.assign_k(k, nack, consumer)
+            consumer = seen_consumer(ctx, key, group, consumer_name)
+        if nack is None:
+            nack = group.deliver_k(k, found[0], consumer, now)  # a new NACK, count 1
+        else:
+            group.assign_k(k, nack, consumer)
         nack.delivery_time = delivery_time
         if opts.retry_count >= 0:
             nack.delivery_count = opts.retry_count
@@ -202,7 +197,7 @@ def parse_xautoclaim(args: List[bytes]) -> Tuple[int, StreamID, int, bool]:
     return min_idle, start, count, justid
 
 
-def xautoclaim(ctx: Context, args: List[bytes]) -> List[Any]:
+def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
     """XAUTOCLAIM. O(log n) to seek + O(1) per examined entry (at most COUNT * 10) + one O(log s) stream lookup each;
     the claimed entries then move between consumer PELs in batch (one O(log n + L) seek per run of
     neighbouring keys in a previous owner's PEL; appended to the claimer's PEL when above its keys).
@@ -222,24 +217,24 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Any]:
     profile = ctx.profile
     consumer: Optional[Consumer] = None
     if profile.has("eager_consumer_creation"):
-        consumer = _consumer(ctx, key, group, consumer_name)
+        consumer = seen_consumer(ctx, key, group, consumer_name)
     track_active = profile.has("consumer_active_time")
 
-    get = stream.get
+    entry_k = stream.entry_k
     attempts = count * ATTEMPTS_FACTOR
-    claimed: List[Any] = []
+    claimed: List[Reply] = []
     deleted: List[bytes] = []
     dead: List[int] = []  # PEL keys of deleted entries, removed after the scan
     taken_k: List[int] = []  # claimed PEL keys and their NACKs, moved to the consumer after the scan
-    taken_n: List[Any] = []
+    taken_n: List[PendingEntry] = []
     cursor = b"0-0"
-    for k, nack in group.pel.scan_k((start[0] << 64) | start[1], None, True, attempts + 1):
+    for k, nack in group.pel.scan_k(key_of(start), None, True, attempts + 1):
         if not attempts or not count:
             cursor = nack.id_bytes  # the first PEL entry not examined
             break
         attempts -= 1
-        fields = get(k)  # a fresh copy: the reply's field list
-        if fields is None:
+        found = entry_k(k)
+        if found is None:
             dead.append(k)
             deleted.append(nack.id_bytes)
             count -= 1
@@ -247,7 +242,7 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Any]:
         if min_idle and now - nack.delivery_time < min_idle:
             continue
         if consumer is None:  # R7.0: looked up / created on the first claim only
-            consumer = _consumer(ctx, key, group, consumer_name)
+            consumer = seen_consumer(ctx, key, group, consumer_name)
         taken_k.append(k)
         taken_n.append(nack)
         nack.delivery_time = now
@@ -255,7 +250,7 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Any]:
             claimed.append(nack.id_bytes)
         else:
             nack.delivery_count += 1
-            claimed.append([nack.id_bytes, fields])
+            claimed.append([nack.id_bytes, list(found[1])])  # a fresh list: the reply's
         count -= 1
         if track_active:
             consumer.active_time = now

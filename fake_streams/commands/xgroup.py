@@ -26,7 +26,7 @@ of the consumer; DESTROY O(log g).
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import List, Tuple
 
 from ..errors import ReplyError
 from ..groups import INVALID_ENTRIES_READ, ConsumerGroup, create_group, destroy_group
@@ -51,8 +51,6 @@ _HELP = (
     b"SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
     b"    Set the current group ID and entries_read counter.",
 )
-
-_NEEDS_GROUP = (b"SETID", b"CREATECONSUMER", b"DELCONSUMER")
 
 
 def _syntax_error(ctx: Context) -> ReplyError:
@@ -80,26 +78,27 @@ def _parse_options(ctx: Context, args: List[bytes], subcommand: bytes) -> Tuple[
     return mkstream, entries_read
 
 
-def _require(
-    ctx: Context, args: List[bytes], subcommand: bytes, mkstream: bool = False
-) -> Tuple[Optional[Stream], Optional[ConsumerGroup]]:
-    """The key and group checks shared by every subcommand (steps 2–3). O(log g)."""
-    key, name = args[0], args[1]
-    stream = ctx.lookup(key)
-    if mkstream:
-        return stream, None
+def _require_stream(ctx: Context, args: List[bytes]) -> Stream:
+    """Step 2 without MKSTREAM: the stream at ``args[0]`` (WRONGTYPE; a missing key is an error). O(1)."""
+    stream = ctx.lookup(args[0])
     if stream is None:
         raise ReplyError("XGROUP_KEY_MISSING")
-    group = stream.groups.get(name)
-    if group is None and subcommand in _NEEDS_GROUP:
-        raise ReplyError("NOGROUP_FOR_KEY", group=name, key=key)
+    return stream
+
+
+def _require_group(ctx: Context, args: List[bytes]) -> Tuple[Stream, ConsumerGroup]:
+    """Steps 2–3 of SETID / CREATECONSUMER / DELCONSUMER: the stream and its group ``args[1]`` (NOGROUP). O(log g)."""
+    stream = _require_stream(ctx, args)
+    group = stream.groups.get(args[1])
+    if group is None:
+        raise ReplyError("NOGROUP_FOR_KEY", group=args[1], key=args[0])
     return stream, group
 
 
 def xgroup_create(ctx: Context, args: List[bytes]) -> Status:
     """XGROUP CREATE: a group at ``id`` (``$`` = the stream's last ID), optionally creating the stream. O(log g)."""
     mkstream, entries_read = _parse_options(ctx, args, b"CREATE")
-    stream, _ = _require(ctx, args, b"CREATE", mkstream)
+    stream = ctx.lookup(args[0]) if mkstream else _require_stream(ctx, args)
     if len(args) > 6:
         raise _syntax_error(ctx)
     key, name, raw_id = args[0], args[1], args[2]
@@ -120,7 +119,7 @@ def xgroup_create(ctx: Context, args: List[bytes]) -> Status:
 def xgroup_setid(ctx: Context, args: List[bytes]) -> Status:
     """XGROUP SETID: move the group's ``last_id`` (non-strict ID; ``$`` = last ID); ``entries_read`` = n or -1. O(log g)."""
     _, entries_read = _parse_options(ctx, args, b"SETID")
-    stream, group = _require(ctx, args, b"SETID")
+    stream, group = _require_group(ctx, args)
     if len(args) not in (3, 5):
         raise _syntax_error(ctx)
     raw_id = args[2]
@@ -132,8 +131,8 @@ def xgroup_setid(ctx: Context, args: List[bytes]) -> Status:
 
 def xgroup_destroy(ctx: Context, args: List[bytes]) -> int:
     """XGROUP DESTROY: 1 if the group existed (blocked XREADGROUPs on the key are woken), else 0. O(log g)."""
-    stream, group = _require(ctx, args, b"DESTROY")
-    if group is None:
+    stream = _require_stream(ctx, args)
+    if args[1] not in stream.groups:
         return 0
     destroy_group(stream, args[1])
     ctx.notify("xgroup-destroy", args[0])
@@ -143,7 +142,7 @@ def xgroup_destroy(ctx: Context, args: List[bytes]) -> int:
 
 def xgroup_createconsumer(ctx: Context, args: List[bytes]) -> int:
     """XGROUP CREATECONSUMER: 1 if created (``seen_time = now``, never active), 0 if it existed. O(log c)."""
-    _, group = _require(ctx, args, b"CREATECONSUMER")
+    _, group = _require_group(ctx, args)
     name = args[2]
     if group.get_consumer(name) is not None:
         return 0
@@ -154,7 +153,7 @@ def xgroup_createconsumer(ctx: Context, args: List[bytes]) -> int:
 
 def xgroup_delconsumer(ctx: Context, args: List[bytes]) -> int:
     """XGROUP DELCONSUMER: drop the consumer and its pending entries; returns how many it had. O(k log p)."""
-    _, group = _require(ctx, args, b"DELCONSUMER")
+    _, group = _require_group(ctx, args)
     if group.get_consumer(args[2]) is None:
         return 0
     pending = group.delete_consumer(args[2])
@@ -162,7 +161,7 @@ def xgroup_delconsumer(ctx: Context, args: List[bytes]) -> int:
     return pending
 
 
-def xgroup_help(ctx: Context, args: List[bytes]) -> List[Any]:
+def xgroup_help(ctx: Context, args: List[bytes]) -> List[Status]:
     """XGROUP HELP: the help lines (the footer differs in R7.0). O(1)."""
     header = b"XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
     return help_reply((header, *_HELP, b"HELP", ctx.profile.help_footer))

@@ -14,14 +14,16 @@ field (XINFO CONSUMERS map(3), FULL consumer map(4)); the HELP footer is ``profi
 from __future__ import annotations
 
 from itertools import islice
-from typing import Any, Iterable, List, Optional, Tuple
+from typing import Iterable, List, Optional, Tuple, TypeVar
 
 from ..errors import ReplyError
 from ..groups import INVALID_ENTRIES_READ, NEVER_ACTIVE, ConsumerGroup, group_lag
 from ..ids import MAX_ID, MIN_ID, parse_i64
-from ..reply import as_i64, entries, entry, help_reply, map_reply
+from ..reply import Reply, Status, as_i64, entries, entry, help_reply, map_reply
 from ..stream import Stream
 from .base import Context, cstr, spec
+
+T = TypeVar("T")
 
 #: ``XINFO STREAM key FULL`` without COUNT (or with a negative COUNT) reports this many items per list.
 FULL_DEFAULT_COUNT = 10
@@ -69,7 +71,7 @@ def _entries_read(group: ConsumerGroup) -> Optional[int]:
     return None if group.entries_read == INVALID_ENTRIES_READ else _i64(group.entries_read)
 
 
-def _head(stream: Stream) -> List[Tuple[bytes, Any]]:
+def _head(stream: Stream) -> List[Tuple[bytes, Reply]]:
     """The seven fields XINFO STREAM and XINFO STREAM FULL share, in the server's order.
 
     O(1), plus O(#nodes) for ``radix-tree-nodes`` after the node set changed.
@@ -85,7 +87,7 @@ def _head(stream: Stream) -> List[Tuple[bytes, Any]]:
     ]
 
 
-def _first(items: Iterable[Any], count: int) -> Iterable[Any]:
+def _first(items: Iterable[T], count: int) -> Iterable[T]:
     """The first ``count`` items (all of them when ``count`` is 0)."""
     return items if count == 0 else islice(items, count)
 
@@ -110,7 +112,7 @@ def parse_xinfo_stream_options(ctx: Context, opts: List[bytes]) -> Optional[int]
     return FULL_DEFAULT_COUNT if count < 0 else count
 
 
-def xinfo_stream(ctx: Context, args: List[bytes]) -> Any:
+def xinfo_stream(ctx: Context, args: List[bytes]) -> Reply:
     """XINFO STREAM key [FULL [COUNT count]].
 
     Summary: map(10), O(log n). FULL: map(9), O(count) entries + per group O(count) PEL entries and
@@ -136,16 +138,16 @@ def xinfo_stream(ctx: Context, args: List[bytes]) -> Any:
     return map_reply(protocol, pairs)
 
 
-def _full_group(ctx: Context, stream: Stream, group: ConsumerGroup, count: int) -> Any:
+def _full_group(ctx: Context, stream: Stream, group: ConsumerGroup, count: int) -> Reply:
     """One group of XINFO STREAM FULL: map(7)."""
-    pending = [
+    pending: List[Reply] = [
         [sid.encode(), nack.consumer.name, nack.delivery_time, as_i64(nack.delivery_count)]
         for sid, nack in _first(group.pel.items(), count)
     ]
     with_active = ctx.profile.has("consumer_active_time")
     consumers = []
     for consumer in group.consumers.values():
-        fields: List[Tuple[bytes, Any]] = [(b"name", consumer.name), (b"seen-time", consumer.seen_time)]
+        fields: List[Tuple[bytes, Reply]] = [(b"name", consumer.name), (b"seen-time", consumer.seen_time)]
         if with_active:
             fields.append((b"active-time", consumer.active_time))
         fields += [
@@ -171,7 +173,7 @@ def _full_group(ctx: Context, stream: Stream, group: ConsumerGroup, count: int) 
     )
 
 
-def xinfo_groups(ctx: Context, args: List[bytes]) -> List[Any]:
+def xinfo_groups(ctx: Context, args: List[bytes]) -> List[Reply]:
     """XINFO GROUPS key: map(6) per group, in name order. O(g)."""
     stream = require_stream(ctx, args[0])
     return [
@@ -190,7 +192,7 @@ def xinfo_groups(ctx: Context, args: List[bytes]) -> List[Any]:
     ]
 
 
-def xinfo_consumers(ctx: Context, args: List[bytes]) -> List[Any]:
+def xinfo_consumers(ctx: Context, args: List[bytes]) -> List[Reply]:
     """XINFO CONSUMERS key group: map(4) per consumer (map(3) on R7.0), in name order. O(c)."""
     key, name = args[0], args[1]
     stream = require_stream(ctx, key)
@@ -201,7 +203,7 @@ def xinfo_consumers(ctx: Context, args: List[bytes]) -> List[Any]:
     with_active = ctx.profile.has("consumer_active_time")
     reply = []
     for consumer in group.consumers.values():
-        fields: List[Tuple[bytes, Any]] = [
+        fields: List[Tuple[bytes, Reply]] = [
             (b"name", consumer.name),
             (b"pending", len(consumer.pel)),
             (b"idle", max(0, now - consumer.seen_time)),
@@ -213,7 +215,7 @@ def xinfo_consumers(ctx: Context, args: List[bytes]) -> List[Any]:
     return reply
 
 
-def xinfo_help(ctx: Context, args: List[bytes]) -> List[Any]:
+def xinfo_help(ctx: Context, args: List[bytes]) -> List[Status]:
     """XINFO HELP: nine status lines; the footer differs by profile. O(1)."""
     return help_reply(_HELP + (ctx.profile.help_footer,))
 

@@ -12,14 +12,15 @@ blocked readers.
 
 from __future__ import annotations
 
-from typing import Any, List, Tuple
+from typing import List, Optional, Tuple
 
 from ..errors import ReplyError
 from ..ids import parse_range_end_key, parse_range_start_key, parse_strict_id
-from .base import Context, cstr, parse_count, spec
+from ..reply import EntryReply
+from .base import CommandSpec, Context, cstr, parse_count, spec
 
 
-def _range(ctx: Context, args: List[bytes], rev: bool) -> Any:
+def _range(ctx: Context, args: List[bytes], rev: bool) -> Optional[List[EntryReply]]:
     key = args[0]
     start = parse_range_start_key(args[2] if rev else args[1])
     end = parse_range_end_key(args[1] if rev else args[2])
@@ -44,7 +45,7 @@ def _range(ctx: Context, args: List[bytes], rev: bool) -> Any:
 _COUNT_T = (b"COUNT", b"count")
 
 
-def xrange(ctx: Context, args: List[bytes]) -> Any:
+def xrange(ctx: Context, args: List[bytes]) -> Optional[List[EntryReply]]:
     """XRANGE: live entries with ``start <= id <= end`` ascending; ``[]`` for a missing key, nil for COUNT <= 0.
 
     O(log n + k) for k entries returned. ``key start end COUNT n`` (n > 0) takes a shortcut: the same
@@ -60,7 +61,7 @@ def xrange(ctx: Context, args: List[bytes]) -> Any:
     return _range(ctx, args, rev=False)
 
 
-def xrevrange(ctx: Context, args: List[bytes]) -> Any:
+def xrevrange(ctx: Context, args: List[bytes]) -> Optional[List[EntryReply]]:
     """XREVRANGE: as XRANGE, descending; arguments are ``end start``. O(log n + k)."""
     return _range(ctx, args, rev=True)
 
@@ -91,7 +92,7 @@ def xdel(ctx: Context, args: List[bytes]) -> int:
     return deleted
 
 
-SPECS: Tuple = (
+SPECS: Tuple[CommandSpec, ...] = (
     spec(
         "xrange",
         -4,

@@ -50,21 +50,20 @@ O(log n) stream lookup per entry.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 from ..errors import ReplyError
 from ..groups import INVALID_ENTRIES_READ, Consumer, ConsumerGroup, advance_entries_read, has_tombstones
-from ..ids import MAX_ID, MIN_ID, U64_MAX, StreamID, id_of, parse_i64, parse_strict_id
-from ..reply import entries_of, keyed_reply
+from ..ids import MAX_ID, MIN_ID, StreamID, id_of, key_of, parse_i64, parse_strict_id
+from ..reply import EntryReply, Reply, entries_of, keyed_reply
 from ..stream import Stream
-from .base import BlockRequest, Context, cstr, parse_count, spec
+from .base import BlockRequest, Context, cstr, parse_count, seen_consumer, spec
 
 #: ``XREAD_BLOCKED_DEFAULT_COUNT``: R7.0 serves a woken client at most this many entries when COUNT is 0.
 BLOCKED_DEFAULT_COUNT_R70 = 1000
 #: Internal form of ``>``; an explicit ``18446744073709551615-18446744073709551615`` means the same.
 NEW_ENTRIES = MAX_ID
 _INT64_MAX = (1 << 63) - 1
-_new_id = tuple.__new__  # StreamID without the NamedTuple's Python-level __new__ (ids.make_id)
 
 Resolved = Tuple[Optional[Stream], Optional[ConsumerGroup], StreamID]
 
@@ -78,8 +77,8 @@ class ReadOptions:
         self.is_group = is_group
         self.count = 0  # 0 = unlimited
         self.timeout_ms: Optional[int] = None  # None = no BLOCK; 0 = forever
-        self.group: Optional[bytes] = None
-        self.consumer: Optional[bytes] = None
+        self.group: Optional[bytes] = None  # set iff XREADGROUP (checked after the scan)
+        self.consumer = b""
         self.noack = False
         self.streams_at = -1  # index in args of the first key
 
@@ -107,8 +106,8 @@ class SavedRead:
 
     ids: Dict[bytes, StreamID]  # per key, the first occurrence's resolved ID
     count: int  # COUNT, or BLOCKED_DEFAULT_COUNT_R70
-    group: Optional[bytes]
-    consumer: Optional[bytes]
+    group: Optional[bytes]  # None for XREAD
+    consumer: bytes
     noack: bool
 
 
@@ -173,7 +172,7 @@ def _resolve(ctx: Context, opts: ReadOptions, args: List[bytes]) -> List[Resolve
         raw = cstr(arg) if b"\0" in arg else arg  # the special tokens compare with strcmp
         stream = ctx.lookup(key)
         group = None
-        if opts.is_group:
+        if opts.group is not None:  # XREADGROUP
             group = stream.groups.get(opts.group) if stream is not None else None
             if group is None:
                 raise ReplyError("XREADGROUP_NOGROUP", key=key, group=opts.group)
@@ -205,27 +204,16 @@ def _resolve(ctx: Context, opts: ReadOptions, args: List[bytes]) -> List[Resolve
 def _has_newer(stream: Stream, gt: StreamID) -> bool:
     """Whether the last live entry is newer than ``gt`` (``streamLastValidID`` > gt). O(1)."""
     last = stream.last_valid_key()
-    return last is not None and last > (gt[0] << 64) | gt[1]
+    return last is not None and last > key_of(gt)
 
 
-def _entries_after(stream: Stream, gt: StreamID, count: int) -> List[Any]:
+def _entries_after(stream: Stream, gt: StreamID, count: int) -> List[EntryReply]:
     """Reply entries after ``gt``, at most ``count`` (0 = all). O(log n + k)."""
-    _, encs, fields = stream.slice_after((gt[0] << 64) | gt[1], count)
+    _, encs, fields = stream.slice_after(key_of(gt), count)
     return entries_of(encs, fields)
 
 
-def _consumer(ctx: Context, key: bytes, group: ConsumerGroup, name: bytes) -> Consumer:
-    """``streamLookupConsumer`` + create (event ``xgroup-createconsumer``); ``seen_time = now``. O(log c)."""
-    now = ctx.now_ms
-    consumer = group.consumers.get(name)
-    if consumer is None:
-        consumer = group.create_consumer(name, now)
-        ctx.notify("xgroup-createconsumer", key)
-    consumer.seen_time = now
-    return consumer
-
-
-def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: Consumer, count: int, noack: bool) -> List[Any]:
+def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: Consumer, count: int, noack: bool) -> List[EntryReply]:
     """``>`` delivery (spec §2.9): entries after the group's ``last_id``, at most ``count`` (0 = all).
 
     Each entry advances ``entries_read``/``last_id`` and, unless NOACK, is recorded in the PEL (an ID
@@ -234,8 +222,7 @@ def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: C
     else O(log n + k (log p + L)).
     """
     now = ctx.now_ms
-    last = group.last_id
-    keys, encs, fields = stream.slice_after((last[0] << 64) | last[1], count)
+    keys, encs, fields = stream.slice_after(key_of(group.last_id), count)
     if not keys:
         return []
     if group.entries_read != INVALID_ENTRIES_READ and (
@@ -245,8 +232,7 @@ def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: C
     else:
         for k in keys:
             advance_entries_read(stream, group, id_of(k))
-    k = keys[-1]
-    group.last_id = _new_id(StreamID, (k >> 64, k & U64_MAX))
+    group.last_id = id_of(keys[-1])
     if not noack:
         group.deliver_batch(keys, encs, consumer, now)
         if "consumer_active_time" in ctx.profile.features:
@@ -254,7 +240,7 @@ def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: C
     return entries_of(encs, fields)
 
 
-def _read_new_one(ctx: Context, key: bytes, name: bytes, consumer_name: bytes, count: int) -> Any:
+def _read_new_one(ctx: Context, key: bytes, name: bytes, consumer_name: bytes, count: int) -> Reply:
     """``XREADGROUP GROUP name consumer [COUNT count] STREAMS key >``: the steps of :func:`_resolve`,
     :func:`_serve` and :func:`keyed_reply` for this one stream, in the same order (WRONGTYPE, NOGROUP,
     eager consumer creation, the newer-entry test, delivery). Nil when nothing is new (no BLOCK here).
@@ -262,15 +248,14 @@ def _read_new_one(ctx: Context, key: bytes, name: bytes, consumer_name: bytes, c
     """
     stream = ctx.lookup(key)
     group = stream.groups.get(name) if stream is not None else None
-    if group is None:
+    if stream is None or group is None:
         raise ReplyError("XREADGROUP_NOGROUP", key=key, group=name)
-    last = group.last_id
     last_k = stream.last_valid_key()
-    newer = last_k is not None and last_k > (last[0] << 64) | last[1]
+    newer = last_k is not None and last_k > key_of(group.last_id)
     profile = ctx.profile
     if not newer and "eager_consumer_creation" not in profile.features:
         return None
-    consumer = _consumer(ctx, key, group, consumer_name)
+    consumer = seen_consumer(ctx, key, group, consumer_name)
     if not newer:
         return None
     items = _deliver_new(ctx, stream, group, consumer, count, False)
@@ -279,32 +264,31 @@ def _read_new_one(ctx: Context, key: bytes, name: bytes, consumer_name: bytes, c
     return [[key, items]]
 
 
-def _read_history(ctx: Context, stream: Stream, consumer: Consumer, gt: StreamID, count: int) -> List[Any]:
+def _read_history(ctx: Context, stream: Stream, consumer: Consumer, gt: StreamID, count: int) -> List[Reply]:
     """The consumer's own PEL after ``gt`` (spec §2.10), at most ``count`` PEL entries (0 = all).
 
     A live entry counts as one more delivery; a deleted one is ``[id, nil]`` and its NACK is left as is.
     O(log p + k) plus one O(log n) stream lookup per entry.
     """
     now = ctx.now_ms
-    out: List[Any] = []
+    out: List[Reply] = []
     entry_k = stream.entry_k
-    for k, nack in consumer.pel.scan_k((gt[0] << 64) | gt[1], None, False, count):
+    for k, nack in consumer.pel.scan_k(key_of(gt), None, False, count):
         found = entry_k(k)
         if found is None:
             out.append([nack.id_bytes, None])
         else:
-            nack.delivery_time = now  # redeliver(): one more delivery
-            nack.delivery_count += 1
+            nack.redeliver(now)
             out.append([found[0], list(found[1])])
         if len(out) == count:
             break
     return out
 
 
-def _serve(ctx: Context, opts: ReadOptions, args: List[bytes], resolved: List[Resolved]) -> List[Tuple[bytes, Any]]:
+def _serve(ctx: Context, opts: ReadOptions, args: List[bytes], resolved: List[Resolved]) -> List[Tuple[bytes, Reply]]:
     """Second pass: the ``(key, entries)`` pairs of every served stream, in argument order."""
     eager = ctx.profile.has("eager_consumer_creation")
-    served: List[Tuple[bytes, Any]] = []
+    served: List[Tuple[bytes, Reply]] = []
     for key, (stream, group, gt) in zip(opts.keys(args), resolved):
         if stream is None:
             continue
@@ -313,11 +297,11 @@ def _serve(ctx: Context, opts: ReadOptions, args: List[bytes], resolved: List[Re
                 served.append((key, _entries_after(stream, gt, opts.count)))
             continue
         history = gt != NEW_ENTRIES
-        consumer = _consumer(ctx, key, group, opts.consumer) if eager else None
+        consumer = seen_consumer(ctx, key, group, opts.consumer) if eager else None
         if not history and not _has_newer(stream, group.last_id):
             continue
         if consumer is None:
-            consumer = _consumer(ctx, key, group, opts.consumer)
+            consumer = seen_consumer(ctx, key, group, opts.consumer)
         if history:
             served.append((key, _read_history(ctx, stream, consumer, gt, opts.count)))
         else:
@@ -347,7 +331,7 @@ def _block_request(ctx: Context, opts: ReadOptions, args: List[bytes], resolved:
     )
 
 
-def _xread_generic(ctx: Context, args: List[bytes], is_group: bool) -> Any:
+def _xread_generic(ctx: Context, args: List[bytes], is_group: bool) -> Union[Reply, BlockRequest]:
     opts = parse_read_options(ctx, args, is_group)
     resolved = _resolve(ctx, opts, args)
     served = _serve(ctx, opts, args, resolved)
@@ -358,7 +342,7 @@ def _xread_generic(ctx: Context, args: List[bytes], is_group: bool) -> Any:
     return _block_request(ctx, opts, args, resolved)
 
 
-def xread(ctx: Context, args: List[bytes]) -> Any:
+def xread(ctx: Context, args: List[bytes]) -> Union[Reply, BlockRequest]:
     """XREAD: entries newer than the given IDs; ``None`` (nil) or a BlockRequest when there are none."""
     return _xread_generic(ctx, args, is_group=False)
 
@@ -368,7 +352,7 @@ _COUNT_T = (b"COUNT", b"count")
 _STREAMS_T = (b"STREAMS", b"streams")
 
 
-def xreadgroup(ctx: Context, args: List[bytes]) -> Any:
+def xreadgroup(ctx: Context, args: List[bytes]) -> Union[Reply, BlockRequest]:
     """XREADGROUP: new entries for the group (``>``) or the consumer's pending history (any other ID).
 
     ``GROUP g c [COUNT n] STREAMS key >`` (a consumer loop's read) takes :func:`_read_new_one`, which
@@ -384,7 +368,7 @@ def xreadgroup(ctx: Context, args: List[bytes]) -> Any:
 
 
 # ------------------------------------------------------------------------------ R7.0 blocking model
-def serve_blocked_r70(ctx: Context, key: bytes, saved: SavedRead) -> Any:
+def serve_blocked_r70(ctx: Context, key: bytes, saved: SavedRead) -> Reply:
     """Serve an R7.0 client blocked on ``key`` from its saved state (module docstring has the contract).
 
     O(log n) to decide; serving costs as for a synchronous read.
@@ -405,7 +389,7 @@ def serve_blocked_r70(ctx: Context, key: bytes, saved: SavedRead) -> Any:
         raise ReplyError("BLOCKED_NOGROUP_R70")
     if not stream.last_id > group.last_id:
         return None
-    consumer = _consumer(ctx, key, group, saved.consumer)
+    consumer = seen_consumer(ctx, key, group, saved.consumer)
     items = _deliver_new(ctx, stream, group, consumer, saved.count, saved.noack)
     return keyed_reply(ctx.protocol, [(key, items)])
 

@@ -18,7 +18,7 @@ from typing import List, Optional, Tuple
 from ..errors import ReplyError
 from ..ids import MIN_ID, StreamID, parse_strict_id
 from ..reply import OK, Status
-from .base import Context, cstr, parse_count, spec
+from .base import CommandSpec, Context, cstr, parse_count, spec
 
 
 def xsetid(ctx: Context, args: List[bytes]) -> Status:
@@ -48,8 +48,8 @@ def xsetid(ctx: Context, args: List[bytes]) -> Status:
         raise ReplyError("NO_SUCH_KEY")
     if ctx.profile.has("xsetid_checks_max_deleted") and last_id < stream.max_deleted_entry_id:
         raise ReplyError("XSETID_BELOW_MAX_DELETED")
-    if len(stream):
-        top = stream.last_valid_id()
+    top = stream.last_valid_id()
+    if top is not None:  # the stream has live entries
         if last_id < top:
             raise ReplyError("XSETID_BELOW_TOP")
         if entries_added is not None and len(stream) > entries_added:
@@ -63,7 +63,7 @@ def xsetid(ctx: Context, args: List[bytes]) -> Status:
     return OK
 
 
-SPECS: Tuple = (
+SPECS: Tuple[CommandSpec, ...] = (
     spec(
         "xsetid",
         -3,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Tuple
 
 from ..groups import INVALID_ENTRIES_READ, Consumer, ConsumerGroup, PendingEntry, create_group, estimate_distance
-from ..ids import StreamID, id_of, make_id
+from ..ids import StreamID, id_of, key_of, make_id
 from ..stream import Stream
 from .values import ConsumerData, EntryData, GroupData, NodeData, PendingData, StreamData
 
@@ -62,7 +62,7 @@ def _fill_group(group: ConsumerGroup, g: GroupData) -> None:
         consumer.active_time = c.active_time
         consumers[c.name] = consumer
     for row in g.pending:  # ascending IDs: appends to both PELs
-        k = (row.id[0] << 64) | row.id[1]
+        k = key_of(row.id)
         owner = consumers[row.consumer]  # type: ignore[index]
         nack = PendingEntry(row.delivery_time, row.delivery_count, owner, b"%d-%d" % row.id)
         group.pel.append_k(k, nack)

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from typing import Iterable, List, Union
 
-from ..ids import parse_i64
-from ..nodes import INT_START
+from ..nodes import listpack_int
 from .errors import PayloadFormatError
 
 Element = Union[bytes, int]
@@ -91,7 +90,7 @@ def encode_element(item: Element) -> bytes:
     if isinstance(item, int):
         return encode_int(item)
     raw = bytes(item)
-    value = parse_i64(raw) if len(raw) <= 20 and raw and raw[0] in INT_START else None
+    value = listpack_int(raw)
     return encode_int(value) if value is not None else encode_str(raw)
 
 

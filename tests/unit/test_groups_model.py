@@ -20,7 +20,7 @@ from fake_streams.groups import (
     group_lag,
     has_tombstones,
 )
-from fake_streams.ids import MIN_ID
+from fake_streams.ids import MIN_ID, key_of
 from fake_streams.stream import Stream
 from tests.support.context import DictContext
 from tests.support.engine import ALL, sid
@@ -29,13 +29,13 @@ from tests.support.groupstate import pel as owners
 
 # --------------------------------------------------------------------------------------- PendingEntry
 def test_pending_entry_idle_is_never_negative():
-    nack = PendingEntry(1_000, 1, None)
+    nack = PendingEntry(1_000, 1, Consumer(b"c", 0))
     assert nack.idle(1_250) == 250
     assert nack.idle(900) == 0
 
 
 def test_pending_entry_redeliver_counts_and_restarts_the_clock():
-    nack = PendingEntry(1_000, 1, None)
+    nack = PendingEntry(1_000, 1, Consumer(b"c", 0))
     nack.redeliver(5_000)
     assert (nack.delivery_time, nack.delivery_count) == (5_000, 2)
 
@@ -114,13 +114,14 @@ def test_pel_is_in_numeric_id_order():
     assert list(alice.pel) == list(group.pel)
 
 
-def test_create_unowned_then_assign():
+def test_assign_moves_a_nack_between_consumers():
     group = ConsumerGroup(b"g", MIN_ID)
     alice, _ = group.lookup_or_create(b"alice", 0)
-    nack = group.create_unowned(sid(3), 50)
-    assert nack.consumer is None and group.pel[sid(3)] is nack
-    group.assign(sid(3), nack, alice)
-    assert nack.consumer is alice and alice.pel[sid(3)] is nack
+    bob, _ = group.lookup_or_create(b"bob", 0)
+    nack = group.deliver(sid(3), alice, 50)
+    group.assign_k(key_of(sid(3)), nack, bob)
+    assert nack.consumer is bob and bob.pel[sid(3)] is nack and sid(3) not in alice.pel
+    assert (nack.delivery_time, nack.delivery_count) == (50, 1)
     group._check()
 
 
@@ -128,8 +129,8 @@ def test_remove_pending():
     group = ConsumerGroup(b"g", MIN_ID)
     alice, _ = group.lookup_or_create(b"alice", 0)
     group.deliver(sid(1), alice, 0)
-    assert group.remove_pending(sid(1)) is True
-    assert group.remove_pending(sid(1)) is False
+    assert group.remove_pending_k(key_of(sid(1))) is True
+    assert group.remove_pending_k(key_of(sid(1))) is False
     assert len(group.pel) == 0 and len(alice.pel) == 0
     group._check()
 

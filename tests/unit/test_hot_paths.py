@@ -1,7 +1,7 @@
 """Shortcuts of the hot paths (issue 8) answer exactly as the general code does.
 
-* ``ids.remember_keys``: XREADGROUP notes the IDs it delivered; XACK of those IDs takes their keys
-  (``ids.recent_keys``) instead of parsing them.
+* ``ConsumerGroup.delivered_keys``: XREADGROUP notes in the group the IDs it delivered; XACK of those IDs
+  takes their keys instead of parsing them.
 * ``StreamValue.node_limits``: the node settings read once per XADD, following CONFIG SET at once.
 """
 
@@ -10,9 +10,10 @@ from __future__ import annotations
 import pytest
 import redis
 
-from fake_streams import FakeStreamsServer, ids
+from fake_streams import FakeStreamsServer, groups, ids
 from fake_streams.clock import ManualClock
 from fake_streams.errors import ReplyError
+from fake_streams.groups import ConsumerGroup
 from tests.conftest import get_connection
 from tests.support.budget import budget
 from tests.support.context import DictContext
@@ -28,13 +29,16 @@ def client():
 def test_remembered_keys_parse_like_the_parser():
     raws = [b"1-0", b"5-3", b"18446744073709551615-18446744073709551615"]
     expected = [ids.parse_strict_key(raw) for raw in raws]
-    ids.remember_keys(list(raws), list(expected))
-    assert ids.recent_keys(list(raws)) == expected
-    assert ids.recent_keys(raws[:2]) == expected[:2]  # the first IDs of a delivery
-    assert ids.recent_keys(raws[1:]) is None  # anything else is parsed
-    assert ids.recent_keys(raws + [b"9-9"]) is None
-    assert ids.recent_keys([b"1-0", b"5-3", b"7-0"]) is None
-    assert ids.recent_keys([]) is None
+    group, other = ConsumerGroup(b"g", ids.MIN_ID), ConsumerGroup(b"h", ids.MIN_ID)
+    consumer = group.create_consumer(b"c", 0)
+    group.deliver_batch(list(expected), list(raws), consumer, 0)
+    assert group.delivered_keys(list(raws)) == expected
+    assert group.delivered_keys(raws[:2]) == expected[:2]  # the first IDs of a delivery
+    assert group.delivered_keys(raws[1:]) is None  # anything else is parsed
+    assert group.delivered_keys(raws + [b"9-9"]) is None
+    assert group.delivered_keys([b"1-0", b"5-3", b"7-0"]) is None
+    assert group.delivered_keys([]) is None
+    assert other.delivered_keys(list(raws)) is None  # each group notes its own deliveries
     assert ids.parse_strict_keys(raws + [b"12"]) == expected + [12 << 64]
     with pytest.raises(ReplyError):
         ids.parse_strict_keys([b"5-3", b"bad"])
@@ -45,7 +49,7 @@ def test_xack_after_xreadgroup_uses_the_delivered_ids(client):
         client.xadd("s", {"f": "v"})
     client.xgroup_create("s", "g", "0")
     got = [sid for sid, _ in client.xreadgroup("g", "c", {"s": ">"}, count=3)[0][1]]
-    assert ids.recent_keys(list(got)) == ids.parse_strict_keys(got)
+    assert _stream(client, b"s").groups[b"g"].delivered_keys(list(got)) == ids.parse_strict_keys(got)
     with pytest.raises(redis.ResponseError, match="Invalid stream ID"):
         client.xack("s", "g", got[0], "nope")
     assert client.xpending("s", "g")["pending"] == 3  # an invalid ID acknowledges nothing
@@ -59,16 +63,17 @@ def test_xack_after_xreadgroup_uses_the_delivered_ids(client):
 
 
 def test_remembered_ids_stay_bounded(client, monkeypatch):
-    monkeypatch.setattr(ids, "RECENT_MAX", 2000)
+    monkeypatch.setattr(groups, "RECENT_MAX", 2000)
     for _ in range(300):
         client.xadd("s", {"f": "v"})
     client.xgroup_create("s", "g", "0")
+    group = _stream(client, b"s").groups[b"g"]
     for _ in range(2000 // 50 + 10):
         client.xgroup_setid("s", "g", "0")
         client.xreadgroup("g", "c", {"s": ">"}, count=300)
         client.xadd("s", {"f": "v"})
-        assert ids._recent_size <= 2000 + 400
-    assert sum(len(keys) for _, keys in ids._RECENT.values()) <= 2000 + 400
+        assert group._recent_size <= 2000 + 400
+    assert sum(len(keys) for _, keys in group._recent.values()) <= 2000 + 400
 
 
 def test_node_limits_follow_config_set(client):
@@ -116,13 +121,13 @@ def test_pop_sorted_runs_match_a_dict_model(seed):
         removed, values = index.pop_sorted(keys)
         expected = sorted(set(k for k in keys if k in model))
         assert removed == expected and values == [model.pop(k) for k in expected]
-        assert [(sid[0] << 64) | sid[1] for sid in index] == sorted(model)
+        assert [ids.key_of(sid) for sid in index] == sorted(model)
         index._check()
 
 
 # ------------------------------------------- Stream.add_next (XADD key * …) against the general add
 def _reference_add_next(stream, fields, now, limits):
-    """streamNextID + Stream.add, the general path add_next inlines."""
+    """streamNextID (StreamID.incr) + Stream.add: what add_next must equal."""
     from fake_streams.ids import MAX_ID, make_id
     from fake_streams.nodes import LISTPACK_MAX_SIZE
 
@@ -134,7 +139,7 @@ def _reference_add_next(stream, fields, now, limits):
     if total > LISTPACK_MAX_SIZE:
         raise ReplyError("ELEMENTS_TOO_LARGE")
     enc = b"%d-%d" % sid
-    stream.add(sid, (sid[0] << 64) | sid[1], enc, fields, total, limits)
+    stream.add(sid, ids.key_of(sid), enc, fields, total, limits)
     return enc
 
 
@@ -268,15 +273,12 @@ def test_xreadgroup_new_entries_fast_path_matches_the_general_path(seed):
                 raws = raws + [b"bad"]
             args = [b"s", rnd.choice([b"g", b"h", b"nogroup"]), *raws]
             a = _outcome(xack, fast, args)
-            ids.recent_keys, saved = (lambda raws: None), ids.recent_keys
+            saved = ConsumerGroup.delivered_keys
+            ConsumerGroup.delivered_keys = lambda self, raws: None  # every ID parsed
             try:
-                import fake_streams.commands.xack_xpending as xp
-
-                xp.recent_keys, saved_xp = (lambda raws: None), xp.recent_keys
                 b = _outcome(xack, slow, args)
             finally:
-                ids.recent_keys = saved
-                xp.recent_keys = saved_xp
+                ConsumerGroup.delivered_keys = saved
             assert a == b, args
             assert ids.parse_strict_keys is general_ack_keys
         else:

@@ -11,15 +11,14 @@ import random
 import pytest
 
 from fake_streams.ids import MAX_ID, MIN_ID, U64_MAX, StreamID
+from fake_streams.ids import key_of as rax_key  # a master ID's rax key is its 128-bit key
 from fake_streams.nodes import (
     LISTPACK_MAX_SIZE,
     Node,
     backlen_size,
     delta,
     int_size,
-    rax_key,
     rax_node_count,
-    rax_node_count_reference,
     str_size,
 )
 from fake_streams.stream import Stream
@@ -93,13 +92,13 @@ def test_node_bytes_match_the_server():
     # DUMP of `XADD s 1-0 a 1; XADD s 2-0 a hello` shows one 43-byte listpack (Redis 7.0.15, Valkey 9.1.2)
     node = Node(S(1), [b"a", b"1"])
     assert (node.count, node.deleted, node.lp_bytes) == (1, 0, 28)
-    node.add(S(2), [b"a", b"hello"])
+    node.add_entry(S(2), [b"a", b"hello"])
     assert (node.count, node.deleted, node.lp_bytes, node.last_id) == (2, 0, 43, S(2))
     node.mark_deleted()
     assert (node.count, node.deleted, node.lp_bytes) == (1, 1, 43)
     # server: tombstoned node of `XADD t 1-0 a 1; XADD t 2-0 a 1; XDEL t 2-0; XTRIM t MINID 2-0` is 38 bytes
     other = Node(S(1), [b"a", b"1"])
-    other.add(S(2), [b"a", b"1"])
+    other.add_entry(S(2), [b"a", b"1"])
     other.mark_deleted(2)
     assert (other.count, other.deleted, other.lp_bytes) == (0, 2, 38)
 
@@ -120,10 +119,10 @@ def test_node_full_rules():
 def test_samefields_compression():
     same = Node(S(1), [b"name", b"x", b"age", b"1"])
     before = same.lp_bytes
-    same.add(S(2), [b"name", b"y", b"age", b"2"])
+    same.add_entry(S(2), [b"name", b"y", b"age", b"2"])
     same_cost = same.lp_bytes - before
     other = Node(S(1), [b"name", b"x", b"age", b"1"])
-    other.add(S(2), [b"age", b"2", b"name", b"y"])  # same names, other order: not SAMEFIELDS
+    other.add_entry(S(2), [b"age", b"2", b"name", b"y"])  # same names, other order: not SAMEFIELDS
     assert other.lp_bytes - before == same_cost + int_size(2) + str_size(b"name") + str_size(b"age") \
         + int_size(8) - int_size(5)
 
@@ -135,6 +134,22 @@ def test_rax_examples_from_the_spec():
     assert rax_node_count([]) == 1
     assert rax_node_count([rax_key(S(1))]) == 2
     assert rax_node_count([rax_key(S(i)) for i in range(1, 6)]) == 12
+
+
+def rax_node_count_reference(keys):
+    """rax_node_count straight from the definition (a trie of byte prefixes): O(16·n)."""
+    raw = [k.to_bytes(16, "big") for k in keys]
+    children = {}
+    for key in raw:
+        for depth in range(16):
+            children.setdefault(key[:depth], set()).add(key[depth])
+    prefixes = {key[:depth] for key in raw for depth in range(1, 17)}
+    count = 1
+    for p in prefixes:
+        outdeg = len(children.get(p, ()))
+        if len(children[p[:-1]]) >= 2 or outdeg != 1:
+            count += 1
+    return count
 
 
 @pytest.mark.parametrize("seed", range(300))
@@ -177,7 +192,7 @@ def test_append_read_api():
     assert stream.range(MIN_ID, MAX_ID) == [(S(1), [b"a", b"1"]), (S(2), [b"b", b"2", b"b", b"3"])]
     assert stream.range(MIN_ID, MAX_ID, count=1, rev=True) == [(S(2), [b"b", b"2", b"b", b"3"])]
     assert stream.range(S(2), S(1)) == []
-    assert list(stream.iter_after(S(1))) == [(S(2), [b"b", b"2", b"b", b"3"])]
+    assert stream.slice_after(rax_key(S(1))) == ([rax_key(S(2))], [b"2-0"], [(b"b", b"2", b"b", b"3")])
     assert stream.first_entry()[0] == S(1) and stream.last_entry()[0] == S(2)
     assert stream.last_valid_id() == S(2)
     assert (stream.first_id, stream.last_id, stream.entries_added) == (S(1), S(2), 2)

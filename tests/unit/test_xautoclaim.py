@@ -178,8 +178,8 @@ def test_attempts_are_count_times_ten(monkeypatch):
     ctx, stream, group = setup(n=30)
     deliver(stream, group, b"alice", [sid(i) for i in range(1, 31)], T0 - 10)
     calls = []
-    real_get = type(stream).get
-    monkeypatch.setattr(type(stream), "get", lambda self, s: calls.append(s) or real_get(self, s))  # count lookups
+    real_entry_k = type(stream).entry_k
+    monkeypatch.setattr(type(stream), "entry_k", lambda self, k: calls.append(k) or real_entry_k(self, k))  # count lookups
     assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "1000", "-", "COUNT", "2") == [b"21-0", [], []]
     assert len(calls) == 20  # 20 examined, never the whole PEL
     assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "1000", "21-0", "COUNT", "2") == [b"0-0", [], []]

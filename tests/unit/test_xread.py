@@ -570,7 +570,7 @@ def test_block_request_for_xread(version):
     assert reply.args == [b"COUNT", b"2", b"BLOCK", b"1500", b"STREAMS", b"s", b"nokey", b"s", b"3-0", b"0-0", b"3-0"]
     assert reply.unblock_on_nokey is False
     if version == "7.0":
-        assert reply.saved == SavedRead({b"s": sid(3), b"nokey": MIN_ID}, 2, None, None, False)
+        assert reply.saved == SavedRead({b"s": sid(3), b"nokey": MIN_ID}, 2, None, b"", False)  # XREAD: no group, no consumer
     else:
         assert reply.saved is None
     assert ctx.events == [] and ctx.modified_keys == []
