@@ -13,7 +13,7 @@ stops at its first nil; ``{err=…}`` is an error, ``{ok=…}`` a status, ``{dou
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, List
 
 from ..reply import Status
 
@@ -159,7 +159,7 @@ def to_reply(value: Any, lua_type: Callable[[Any], str], caller_resp: int, scrip
     if inner is not None and lua_type(inner) == "table":
         items = [to_reply(k, lua_type, caller_resp, script_resp, shortest) for k, _ in inner.items()]
         return items  # a RESP3 set reaches redis-py as a list, as from the wire
-    out = []
+    out: List[Any] = []
     index = 1
     while True:
         item = value[index]

@@ -285,8 +285,8 @@ class ScriptEngine:
              function: Any = None, command: Optional[List[bytes]] = None) -> Any:
         runtime = self.runtime
         running = Running(self, host, function is None, function.name if function else b"", command)
-        context = RunContext(lambda args: self._call(runtime, running, context, args, read_only), running.interrupt,
-                             host.acl_check)
+        context: RunContext = RunContext(lambda args: self._call(runtime, running, context, args, read_only),
+                                         running.interrupt, host.acl_check)
         host.set_script_resp(2)
         with self._state:
             self.running = running

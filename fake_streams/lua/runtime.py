@@ -15,7 +15,7 @@ import functools
 import hashlib
 import importlib.resources
 import logging
-from typing import Any, Optional, Tuple
+from typing import Any, NoReturn, Optional, Tuple, Union
 
 from . import bitop, cjson, cmsgpack, libs, structlib
 
@@ -139,7 +139,7 @@ class ScriptRuntime:
             return False, f"bad argument #2 to 'unpack_limit' (number expected, got {libs.lua_typename(limit, self._lua_type)})"
         return self._multi(self.msgpack.unpack(data, int(limit), _int(offset), full=False))
 
-    def error_table(self, text: str) -> Any:
+    def error_table(self, text: Union[str, bytes]) -> Any:
         table = self.new_table()
         table[b"err"] = text.encode() if isinstance(text, str) else text
         return table
@@ -156,7 +156,7 @@ class ScriptRuntime:
             return result[1] if len(result) == 2 else tuple(result[1:])
         return call
 
-    def _raise(self, text: str) -> Any:
+    def _raise(self, text: str) -> NoReturn:
         raise LuaRaise(self.error_table(text))
 
     @staticmethod

@@ -105,6 +105,7 @@ class Struct:
         header: List[Any] = ["little", 1, "pack"]
         out = bytearray()
         arg = 2
+        value: Any
         for opt, size in self._options(fmt, header, _is_data):
             pad = self._toalign(len(out), header[1], opt, size)
             out += b"\0" * pad
