@@ -221,24 +221,31 @@ class TcpClient:
             return False
         key = argv[1]
         names = self._names
-        batch = [(argv[0], list(argv[1:]), argv)]  # fastpath's batch triples: (name, args, argv)
-        table = {argv[0]: (spec, None, b"", 0, 0)}  # name -> fastpath's table entry (only the spec is read)
-        while parser.has_input:
-            mark = parser.mark()
-            if mark is None:
-                break
-            try:
-                following = parser.next()
-            except Exception:  # a protocol error: raised again when the connection asks for the next request
-                break
-            if following is None:
-                break
-            if (len(following) < 3 or following[1] != key or not spec.arity_ok(len(following))
-                    or names.get(following[0]) is not spec):
-                parser.rewind(mark)
-                break
-            batch.append((following[0], list(following[1:]), following))
-            table.setdefault(following[0], table[argv[0]])
+        batch = [(argv[0], argv[1:], argv)]  # fastpath's batch triples: (name, args, argv); args read only
+        entry = (spec, None, b"", 0, 0)
+        table = {argv[0]: entry}  # name -> fastpath's table entry (only the spec is read)
+        if parser.has_input:
+            argc = len(argv)
+            while True:
+                mark = parser.mark()
+                if mark is None:
+                    break
+                try:
+                    following = parser.next()
+                except Exception:  # a protocol error: raised again when the connection asks for the next request
+                    break
+                if following is None:
+                    break
+                if (len(following) < 3 or following[1] != key
+                        or (len(following) != argc and not spec.arity_ok(len(following)))
+                        or names.get(following[0]) is not spec):
+                    parser.rewind(mark)
+                    break
+                name = following[0]
+                batch.append((name, following[1:], following))
+                table[name] = entry
+                if not parser.has_input:
+                    break
         session, sock = self.session, self.sock
         out: list = []
         done = 0

@@ -174,9 +174,13 @@ class Connection:
         """The reply to this client's running stream command on the direct path (loop thread): nil shapes,
         encoded and queued at once (no MULTI or AUTH state to track: the direct path runs outside both)."""
         self.protocol = protocol
-        if protocol == 2 and (value is None or type(value) is list):
-            value = shape_nil_arrays(self.command, value)
-        self.out.append(encode(value, protocol))
+        kind = type(value)
+        if kind is bytes:  # XADD's ID, a bulk: encoded here
+            self.out.append(b"$%d\r\n%s\r\n" % (len(value), value))
+        else:
+            if protocol == 2 and (value is None or kind is list):
+                value = shape_nil_arrays(self.command, value)
+            self.out.append(encode(value, protocol))
         if not self.dirty:
             self.dirty = True
             self.owner.dirty.append(self)
@@ -184,8 +188,11 @@ class Connection:
     def put_all(self, values: List[Any], protocol: int) -> None:
         """Queue the replies of a run of this client's commands that need no nil shaping (XADD IDs, errors)."""
         self.protocol = protocol
-        self.owner.post(self, b"".join(b"$%d\r\n%s\r\n" % (len(v), v) if type(v) is bytes else encode(v, protocol)
-                                      for v in values), None, reply=True)
+        self.out.append(b"".join([b"$%d\r\n%s\r\n" % (len(v), v) if type(v) is bytes else encode(v, protocol)
+                                  for v in values]))
+        if not self.dirty:
+            self.dirty = True
+            self.owner.dirty.append(self)
 
     def kill(self) -> None:
         """CLIENT KILL (any thread): close once what is queued (the reply to a self-kill) is written."""
