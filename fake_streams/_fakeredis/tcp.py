@@ -174,7 +174,6 @@ _TCP_CLASSES: Dict[type, type] = {}
 _CONTAINER = object()
 #: PING outside MULTI/pubsub/CLIENT REPLY (the direct path's conditions): ``+PONG`` or its argument, no dispatch
 _PING = object()
-_PONG = Status(b"PONG")
 _NAME_CACHE_MAX = 4096
 
 
@@ -289,7 +288,10 @@ class TcpClient:
                 return False
             started = time.perf_counter()
             wire = self.sock._sf_wire
-            wire.put_own(argv[1] if len(argv) == 2 else _PONG, wire.protocol)
+            if len(argv) == 2:
+                wire.put_own(argv[1], wire.protocol)
+            else:
+                wire.put_encoded(b"+PONG\r\n")  # the same in RESP2 and RESP3
             self.server.stats.called("ping", (time.perf_counter() - started) * 1e6)  # INFO commandstats
             return True
         start = 1

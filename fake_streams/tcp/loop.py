@@ -64,7 +64,8 @@ class _Poller:
         self.handlers[fd] = handler
         self._poll.register(fd, mask)
 
-    def modify(self, fd: int, mask: int) -> None:
+    def modify(self, fd: int, mask: int, handler: Callable[[int], None]) -> None:
+        self.handlers[fd] = handler
         self._poll.modify(fd, mask)
 
     def unregister(self, fd: int) -> None:
@@ -185,6 +186,13 @@ class Connection:
             self.dirty = True
             self.owner.dirty.append(self)
 
+    def put_encoded(self, data: bytes) -> None:
+        """Queue an encoded reply to this client's running command (loop thread; the direct path's constant replies)."""
+        self.out.append(data)
+        if not self.dirty:
+            self.dirty = True
+            self.owner.dirty.append(self)
+
     def put_all(self, values: List[Any], protocol: int) -> None:
         """Queue the replies of a run of this client's commands that need no nil shaping (XADD IDs, errors)."""
         self.protocol = protocol
@@ -223,12 +231,15 @@ class Connection:
 
     # ------------------------------------------------------------------------------- loop side
     def on_event(self, mask: int) -> None:
+        """Registered for reading and writing (output waits): write, then read."""
         if mask & _WRITE:
             self.owner.flush(self)
         if mask & _READ_LIKE and not self.closed:
             self.on_readable()
 
-    def on_readable(self) -> None:
+    def on_readable(self, mask: int = _READ) -> None:
+        """Registered for reading only (every event is read-like: a hang-up or an error shows in ``recv``):
+        one ``recv``, then the complete requests run."""
         parser = self.parser
         try:
             data = self.sock.recv(_BIG_READ_SIZE if parser.awaiting_bulk else _READ_SIZE)
@@ -446,11 +457,11 @@ class TcpServer:
         if conn.unsent:
             if not conn.writing:
                 conn.writing = True
-                self._poller.modify(conn.fd, _READ | _WRITE)
+                self._poller.modify(conn.fd, _READ | _WRITE, conn.on_event)
             return
         if conn.writing:
             conn.writing = False
-            self._poller.modify(conn.fd, _READ)
+            self._poller.modify(conn.fd, _READ, conn.on_readable)
         if conn.close_after_reply:
             self.close_connection(conn)
 
@@ -600,7 +611,7 @@ class TcpServer:
             sock.close()
             return
         self.connections[conn.fd] = conn
-        self._poller.register(conn.fd, _READ, conn.on_event)
+        self._poller.register(conn.fd, _READ, conn.on_readable)  # on_event while output waits for writability
 
     def _shutdown(self) -> None:
         for conn in list(self.connections.values()):
