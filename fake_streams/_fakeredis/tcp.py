@@ -220,9 +220,11 @@ class TcpClient:
             return False
         key = argv[1]
         names = self._names
-        batch = [(argv[0], argv[1:], argv)]  # fastpath's batch triples: (name, args, argv); args read only
-        entry = (spec, None, b"", 0, 0)
-        table = {argv[0]: entry}  # name -> fastpath's table entry (only the spec is read)
+        # fastpath's batch triples (name, args, argv), args read only; every name is the first's object (the
+        # followers' names are checked to be XADD's): fastpath looks the spec up once per run, not per command
+        name = argv[0]
+        batch = [(name, argv[1:], argv)]
+        table = {name: (spec, None, b"", 0, 0)}  # name -> fastpath's table entry (only the spec is read)
         if parser.has_input:
             argc = len(argv)
             while True:
@@ -240,9 +242,7 @@ class TcpClient:
                         or names.get(following[0]) is not spec):
                     parser.rewind(mark)
                     break
-                name = following[0]
                 batch.append((name, following[1:], following))
-                table[name] = entry
                 if not parser.has_input:
                     break
         session, sock = self.session, self.sock
