@@ -13,6 +13,8 @@ each imports only those above it):
 * :mod:`.overrides` — the table of non-stream commands served by us instead of fakeredis
   (:mod:`.builtin`: HELLO, INFO, CLIENT UNBLOCK, COPY; :mod:`.dumprestore`: DUMP, RESTORE; :mod:`.server_cmds`:
   OBJECT, CONFIG RESETSTAT, AUTH, transaction refusals, SWAPDB …);
+* :mod:`.cluster` — CLUSTER, READONLY/READWRITE/ASKING, SELECT/MOVE in cluster mode, and the slot check
+  (CROSSSLOT, MOVED, ASK) of a cluster node's commands (:mod:`fake_streams.topology`);
 * :mod:`.auth` — NOAUTH / NOPERM for every command before it runs (requirepass, ACL rules and key patterns);
 * :mod:`.server_info` — what INFO needs from fakeredis's state (:mod:`fake_streams.info` renders it);
 * :mod:`.sessions` — one connection as the server sees it (sync and asyncio), parked replies;
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 from . import (  # each module that registers overrides is imported here
     builtin,  # noqa: F401
+    cluster,  # noqa: F401
     dumprestore,  # noqa: F401
     server_cmds,  # noqa: F401
 )
