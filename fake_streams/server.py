@@ -18,7 +18,8 @@ Hooks for tests and the pytest plugin (all thread-safe unless noted):
   command, an error line (``"ERR injected failure"``) to answer that error instead (inside MULTI the
   transaction then aborts at EXEC, as for a command refused at queue time), or raise
   ``redis.exceptions.ConnectionError`` to fail the call as a dropped connection (redis-py closes it;
-  a retry reconnects).
+  a retry reconnects). A hook whose ``idle`` attribute is true (a :class:`~fake_streams.faults.Faults`
+  with no rule armed) promises to answer ``None`` to everything for now: the direct path runs then.
 * :attr:`FakeStreamsServer.connected` — set ``False`` to act like a server that is down: blocked
   calls fail with ConnectionError at once, every client's next command fails with ConnectionError,
   new connections are refused; ``True`` brings it back.
@@ -176,7 +177,7 @@ class FakeStreamsServer:
         self.internal_errors: List[Tuple[str, List[bytes], str]] = []
         self.closed = False
         self.address: Optional[str] = None
-        self.router = _fakeredis.Router(self.commands)
+        self.router = _fakeredis.Router.default() if commands is None else _fakeredis.Router(self.commands)
         self.backend = _fakeredis.Backend(self.profile)  # the fakeredis server behind (internal)
         self.blocking = BlockingRegistry(self, block_safety_s)  # the blocked clients (internal)
         self.backend.install_hooks(self.blocking)

@@ -8,7 +8,7 @@ The rendering and the statistics live in :mod:`fake_streams.info`; this module o
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Set, Tuple
 
 from ..info import Snapshot, key_bytes, value_bytes
 
@@ -25,7 +25,7 @@ def snapshot(backend: Any, blocked_clients: Any, port: int, with_keys: bool) -> 
             return None
         return raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else str(raw)
 
-    watched = set()
+    watched: Set[Any] = set()
     watching = 0
     for sock in sockets:
         watches = getattr(sock, "_watches", None)
