@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import threading
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from .slots import SLOTS, key_slot, split_slots
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ..server import FakeStreamsServer
 
 _IDS = itertools.count(1)
+_LOOPBACK = {"", "localhost", "127.0.0.1", "::1", "[::1]"}
 
 
 def _node_id(seed: str) -> str:
@@ -84,11 +85,12 @@ def _ranges(slots: Iterable[int]) -> List[Tuple[int, int]]:
 
 
 class FakeCluster:
-    """``nodes`` masters on ``host`` at ports ``base_port``, ``base_port + 1`` … (``base_port=0``: ports 30001… as
+    """``nodes`` masters on ``host`` at ports ``base_port``, ``base_port + 1`` … (default 30001…, as
     ``create-cluster`` uses), each a :class:`FakeStreamsServer` with the profile ``version`` and the shared
-    ``clock``. ``register=True`` makes them the servers every fake connection to those addresses reaches
-    (:meth:`FakeStreamsServer.for_address`), so ``RedisCluster(host=…, port=…)`` with the fake's connection
-    classes (or the patching) finds them.
+    ``clock``. The nodes are the servers of their addresses in ``network`` (a
+    :class:`~fake_streams.patching.FakeNetwork`; default: one of its own, closed with the cluster), so every
+    client routed by that network — the patching, the fixture, :meth:`client` — reaches the right node. A
+    loopback ``host`` is announced as ``127.0.0.1`` (what a real node learns from its peers).
 
     >>> cluster = FakeCluster(3)
     >>> [node.slot_ranges() for node in cluster.nodes]
@@ -99,8 +101,9 @@ class FakeCluster:
     """
 
     def __init__(self, nodes: int = 3, *, host: str = "127.0.0.1", base_port: int = 30001,
-                 version: Optional[str] = "7.4", clock: Any = None, register: bool = True,
-                 block_safety_s: Any = None) -> None:
+                 version: Optional[str] = "7.4", clock: Any = None, network: Any = None,
+                 server_factory: Optional[Callable[[], FakeStreamsServer]] = None) -> None:
+        from ..patching import FakeNetwork, address_of
         from ..server import FakeStreamsServer
 
         if nodes < 1:
@@ -109,17 +112,23 @@ class FakeCluster:
         self.nodes: List[ClusterNode] = []
         self.owners: List[Optional[ClusterNode]] = [None] * SLOTS
         self.current_epoch = 0
-        self.registered = register
+        self._own_network = network is None
+        self.network = FakeNetwork(version or "7.4", clock) if network is None else network
+        host = "127.0.0.1" if host in _LOOPBACK else host
+        taken = self.network.servers()
         seed = next(_IDS)
         for i in range(nodes):
-            kwargs = {} if block_safety_s is None else {"block_safety_s": block_safety_s}
-            server = FakeStreamsServer(version, clock, **kwargs)
             port = base_port + i
+            address = address_of({"host": host, "port": port})
+            if address in taken:
+                raise ValueError(f"{address} is already served by {taken[address]!r}")
+            server = server_factory() if server_factory is not None else FakeStreamsServer(version, clock)
             server.address = f"{host}:{port}"
             server.fast_path = False  # every command passes the slot check of the dispatch path
             node = ClusterNode(self, server, host, port, _node_id(f"fake-cluster-{seed}-{i}-{id(server)}"))
             server.cluster_node = node
             self.nodes.append(node)
+            self.network.alias(address, server)
         for node, (first, last) in zip(self.nodes, split_slots(nodes)):
             for slot in range(first, last + 1):
                 self.owners[slot] = node
@@ -127,13 +136,6 @@ class FakeCluster:
             for epoch, node in enumerate(self.nodes, start=1):
                 node.config_epoch = epoch
             self.current_epoch = nodes
-        if register:
-            with FakeStreamsServer._registry_lock:
-                for node in self.nodes:
-                    old = FakeStreamsServer._registry.get(node.address)
-                    if old is not None and old is not node.server:
-                        raise ValueError(f"{node.address} is already served by {old!r}")
-                    FakeStreamsServer._registry[node.address] = node.server
 
     # ---------------------------------------------------------------------------------- lookups
     @property
@@ -174,10 +176,8 @@ class FakeCluster:
         """A ``redis.cluster.RedisCluster`` on this cluster (kwargs go to it: protocol, decode_responses …)."""
         from redis.cluster import RedisCluster
 
-        from ..connection import FakeStreamsConnection
-
         first = self.nodes[0]  # from_url: the only way redis-py passes a connection class to the node pools
-        return RedisCluster.from_url(f"redis://{first.host}:{first.port}", connection_class=FakeStreamsConnection,
+        return RedisCluster.from_url(f"redis://{first.host}:{first.port}", connection_class=self.network.sync_class,
                                      **kwargs)
 
     def async_client(self, **kwargs: Any) -> Any:
@@ -185,15 +185,14 @@ class FakeCluster:
         from redis.asyncio.cluster import ClusterNode as PyClusterNode
         from redis.asyncio.cluster import RedisCluster
 
-        from ..connection import FakeStreamsAsyncConnection
-
+        cls = self.network.async_class
         client = RedisCluster(startup_nodes=[PyClusterNode(node.host, node.port) for node in self.nodes], **kwargs)
         # redis-py's asyncio cluster builds every node (startup or discovered) with its stock Connection, from its
         # connection kwargs: the fake class goes there
-        client.connection_kwargs["connection_class"] = FakeStreamsAsyncConnection
-        client.nodes_manager.connection_kwargs["connection_class"] = FakeStreamsAsyncConnection
+        client.connection_kwargs["connection_class"] = cls
+        client.nodes_manager.connection_kwargs["connection_class"] = cls
         for startup in client.nodes_manager.startup_nodes.values():
-            startup.connection_class = FakeStreamsAsyncConnection
+            startup.connection_class = cls
         return client
 
     # ------------------------------------------------------------------------------ resharding
@@ -296,9 +295,11 @@ class FakeCluster:
         return which if isinstance(which, ClusterNode) else self.node(which)
 
     def close(self) -> None:
-        """Close every node (and forget their addresses)."""
+        """Close every node (and the network, if the cluster made it)."""
         for node in self.nodes:
             node.server.close()
+        if self._own_network:
+            self.network.close()
 
     def __enter__(self) -> FakeCluster:
         return self

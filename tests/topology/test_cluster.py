@@ -261,8 +261,7 @@ def test_single_node_cluster_has_no_ip():
         assert raw(node, "CLUSTER", "SLOTS") == [[0, 16383, [b"", node.port, node.node_id.encode(), []]]]
         assert raw(node, "CLUSTER", "NODES").decode() == f"{node.node_id} :{node.port}@{node.cport} myself,master - 0 0 0 connected 0-16383\n"
         assert err(raw(node, "MSET", "a", "1", "b", "2")).startswith("CROSSSLOT")
-        rc = RedisCluster.from_url(f"redis://127.0.0.1:{node.port}",
-                                   connection_class=__import__("fake_streams").FakeStreamsConnection)
+        rc = RedisCluster.from_url(f"redis://127.0.0.1:{node.port}", connection_class=single.network.sync_class)
         try:
             assert rc.xadd("s", {"f": "v"}, id="1-1") == b"1-1" and rc.xlen("s") == 1
         finally:
@@ -287,11 +286,12 @@ def test_asyncio_redis_cluster(cluster):
 
 
 def test_address_taken_is_refused():
-    from fake_streams import FakeStreamsServer
+    from fake_streams.patching import FakeNetwork
 
-    other = FakeStreamsServer.for_address("127.0.0.1", 32001)
+    network = FakeNetwork()
     try:
+        network.server_at("localhost:32001")
         with pytest.raises(ValueError, match="already served"):
-            FakeCluster(2, base_port=32001)
+            FakeCluster(2, base_port=32001, network=network)
     finally:
-        other.close()
+        network.close()
