@@ -85,10 +85,11 @@ def _statuses(reply: Any) -> Any:
 
 
 def keys_in_slot(fake: Any, slot: int) -> List[bytes]:
-    """The keys of database 0 in ``slot``, sorted (expired keys left out). O(keys)."""
+    """The keys of database 0 in ``slot``, the newest first (the server keeps each slot's keys in a list it adds to
+    at the head; the database's insertion order is that order reversed), expired keys left out. O(keys)."""
     from ..topology.slots import key_slot
 
-    return sorted(k for k in db_keys(fake, 0) if key_slot(k) == slot)
+    return [k for k in reversed(db_keys(fake, 0)) if key_slot(k) == slot]
 
 
 def db_keys(fake: Any, index: int) -> List[bytes]:
@@ -154,11 +155,14 @@ def move(sock: Any, func: Callable[..., Any], *args: Any) -> Any:
     return func(*args)
 
 
-_GETKEYS = signature("command getkeys", fixed=1, variadic=True)
+_GETKEYS = signature("command getkeys", variadic=True)
 
 
 @override("command getkeys")
 def _command_getkeys(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    typed = _typed(sock)
+    if typed and len(typed) < 4:  # arity -4: the command and one argument at least
+        raise error(ReplyError("WRONG_ARITY", command="command|getkeys"), sock._sf_session.server.profile)
     return functools.partial(command_getkeys, sock), _GETKEYS
 
 
@@ -167,16 +171,19 @@ def command_getkeys(sock: Any, *argv: bytes) -> Any:
     the slot check sees them, with the server's errors (getKeysSubcommandImpl)."""
     fields = [bytes(a) for a in argv]
     cmd, args = extract_command(fields)
+    info = get_command_info(fields[0].lower())
     try:
         _, sig = sock._name_to_func(cmd)
-    except SimpleError:
-        raise SimpleError("ERR Invalid command specified") from None
-    info = get_command_info(fields[0].lower())
+    except SimpleError:  # not served here; the key rules still know it (MEMORY USAGE, EVAL_RO …)
+        if not topology_keys.has_keys(fields[0], None):
+            raise SimpleError("ERR Invalid command specified") from None
+        sig = None
     stream = sock._sf_session.server.router.resolve(cmd)[0] == "spec"
     if not stream and not topology_keys.has_keys(fields[0], info):
         raise SimpleError("ERR The command has no key arguments")
     try:
-        sig.check_arity(args, sock.version)
+        if sig is not None:
+            sig.check_arity(args, sock.version)
     except SimpleError:
         raise SimpleError("ERR Invalid number of arguments specified for command") from None
     keys = command_keys(sock, fields, cmd)

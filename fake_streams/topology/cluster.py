@@ -234,6 +234,13 @@ class FakeCluster:
             self.owners[slot] = dest
             self._bump_epoch(dest)
 
+    def cancel_migration(self, slot: int) -> None:
+        """``CLUSTER SETSLOT slot STABLE`` on both sides: the migration is abandoned (keys already moved stay)."""
+        with self.lock:
+            for node in self.nodes:
+                node.migrating.pop(slot, None)
+                node.importing.pop(slot, None)
+
     def move_slot(self, slot: int, target: ClusterNode | int | str) -> None:
         """A whole resharding of ``slot`` to ``target``: begin, every key moved, finish."""
         self.begin_migration(slot, target)
@@ -241,11 +248,12 @@ class FakeCluster:
         self.finish_migration(slot)
 
     def keys_in_slot(self, node: ClusterNode, slot: Optional[int]) -> List[bytes]:
-        """The keys ``node`` holds in ``slot`` (None: in every slot), database 0, sorted."""
-        from .._fakeredis.cluster import db_keys
+        """The keys ``node`` holds in ``slot`` as ``CLUSTER GETKEYSINSLOT`` lists them (None: every key), database 0."""
+        from .._fakeredis.cluster import db_keys, keys_in_slot
 
         with node.server.backend.lock:
-            return sorted(k for k in db_keys(node.server.backend.fake, 0) if slot is None or key_slot(k) == slot)
+            fake = node.server.backend.fake
+            return db_keys(fake, 0) if slot is None else keys_in_slot(fake, slot)
 
     # ------------------------------------------------------------------------------------ failures
     def fail_node(self, which: ClusterNode | int | str) -> ClusterNode:

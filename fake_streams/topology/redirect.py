@@ -4,8 +4,8 @@ line a node answers instead of running a command whose keys it does not serve, o
 * keys of different slots in one command (or in one transaction, checked at EXEC) → ``CROSSSLOT``;
 * a slot no node serves → ``CLUSTERDOWN Hash slot not served``; the cluster state ``fail`` → ``CLUSTERDOWN The
   cluster is down``;
-* a slot this node is migrating, some key missing here → ``ASK slot ip:port`` of the target (Redis 7.0: also when
-  it has some of the keys);
+* a slot this node is migrating, every key missing here → ``ASK slot ip:port`` of the target; some of them
+  here, some not → ``TRYAGAIN`` (the keys are half moved);
 * a slot this node is importing, the client said ``ASKING`` → served (``TRYAGAIN`` for several keys not all here);
 * a slot of another node → ``MOVED slot ip:port``.
 
@@ -32,7 +32,7 @@ def refusal(me: Any, commands: Iterable[Sequence[bytes]], asking: bool, has_key:
     slot = -1
     owner = None
     migrating = importing = multiple = False
-    missing = 0
+    missing = existing = 0
     for keys in commands:
         for key in keys:
             this_slot = key_slot(key)
@@ -50,13 +50,17 @@ def refusal(me: Any, commands: Iterable[Sequence[bytes]], asking: bool, has_key:
                     return CROSSSLOT
                 multiple = True
             if migrating or importing:
-                if not has_key(key):
+                if has_key(key):
+                    existing += 1
+                else:
                     missing += 1
     if owner is None:  # no key at all: served here
         return None
     if not cluster.state_ok:
         return DOWN
     if migrating and missing:
+        if existing:
+            return TRYAGAIN
         target = me.migrating[slot]
         return f"ASK {slot} {target.announced_ip}:{target.port}"
     if importing and asking:

@@ -82,7 +82,7 @@ def test_keys_in_slot(cluster):
         assert raw(node, "SET", key, "1") == b"OK"
     slot = key_slot(b"t")
     assert raw(node, "CLUSTER", "COUNTKEYSINSLOT", str(slot)) == 3
-    assert raw(node, "CLUSTER", "GETKEYSINSLOT", str(slot), "2") == [b"{t}a", b"{t}b"]
+    assert raw(node, "CLUSTER", "GETKEYSINSLOT", str(slot), "2") == [b"{t}c", b"{t}b"]  # newest first
 
 
 def test_moved_and_crossslot(cluster):
@@ -181,6 +181,10 @@ def test_ask_during_migration(cluster):
     assert raw(src, "XLEN", "{m}1") == 1  # still here: served
     assert err(raw(src, "GET", "{m}new")) == f"ASK {slot} 127.0.0.1:{dst.port}"
     assert err(raw(dst, "GET", "{m}new")) == f"MOVED {slot} 127.0.0.1:{src.port}"  # no ASKING: MOVED back
+    assert raw(src, "MGET", "{m}1", "{m}2") == [None, b"x"]  # both here: served
+    moved = cluster.migrate_keys(slot, count=1)  # in GETKEYSINSLOT order: the newest key first
+    assert moved == [b"{m}2"]
+    assert err(raw(src, "MGET", "{m}1", "{m}2")) == "TRYAGAIN Multiple keys request during rehashing of slot"
     moved = cluster.migrate_keys(slot, count=1)
     assert moved == [b"{m}1"]
     assert err(raw(src, "XLEN", "{m}1")) == f"ASK {slot} 127.0.0.1:{dst.port}"
@@ -195,7 +199,7 @@ def test_ask_during_migration(cluster):
             conn.read_response()
         conn.send_command("ASKING")
         conn.read_response()
-        conn.send_command("MGET", "{m}1", "{m}2")  # several keys, one missing here: TRYAGAIN
+        conn.send_command("MGET", "{m}1", "{m}absent")  # several keys, one missing here: TRYAGAIN
         with pytest.raises(redis.exceptions.TryAgainError):
             conn.read_response()
     finally:
