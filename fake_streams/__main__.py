@@ -56,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--unixsocket", default=None, metavar="PATH", help="also listen on this Unix socket")
     serve.add_argument("--requirepass", default=None, metavar="PASSWORD",
                        help="CONFIG SET requirepass PASSWORD at start: clients must AUTH")
+    serve.add_argument("--cluster", type=int, default=None, metavar="N",
+                       help="serve a Redis Cluster of N masters on --port, --port + 1 … (0: free ports), one URL per "
+                       "line on stdout (the first node's first)")
 
     demo = commands.add_parser(
         "demo",
@@ -115,9 +118,42 @@ def _serve(host: str, port: int, version: str, clock_name: str, start_ms: Option
             signal.signal(sig, handler)
 
 
+def _serve_cluster(host: str, port: int, nodes: int, version: str, clock_name: str, start_ms: Optional[int],
+                   maxclients: int) -> int:
+    """``serve --cluster N`` (:func:`fake_streams.topology.serving.serve_cluster`)."""
+    from .clock import ManualClock, SystemClock
+    from .topology.serving import serve_cluster
+
+    if nodes < 1:
+        print(f"fake-redis-streams: --cluster needs 1 or more nodes, not {nodes}", file=sys.stderr)
+        return 2
+    _raise_open_files_limit(maxclients * nodes)
+    clock = ManualClock(start_ms) if clock_name == "manual" else SystemClock()
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            served = serve_cluster(nodes, host, port, version=version, clock=clock, maxclients=maxclients)
+        except OSError as exc:
+            print(f"fake-redis-streams: cannot listen on {host}:{port}…: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        print("\n".join(served.urls), flush=True)
+        print(f"fake-redis-streams: a cluster of {nodes} masters (profile {version}, {clock_name} clock) on "
+              f"{', '.join(served.urls)}; stop with Ctrl-C or SIGTERM", file=sys.stderr, flush=True)
+        stop.wait()
+        served.close()
+        return 0
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Entry point of ``python -m fake_streams`` and of the ``fake-redis-streams`` script."""
     args = _parser().parse_args(argv)
+    if args.command == "serve" and args.cluster is not None:
+        return _serve_cluster(args.host, args.port, args.cluster, args.version, args.clock, args.start_ms,
+                              args.maxclients)
     if args.command == "serve":
         return _serve(args.host, args.port, args.version, args.clock, args.start_ms, args.maxclients, args.unixsocket,
                       args.requirepass)

@@ -87,7 +87,7 @@ def _ranges(slots: Iterable[int]) -> List[Tuple[int, int]]:
 class FakeCluster:
     """``nodes`` masters on ``host`` at ports ``base_port``, ``base_port + 1`` … (default 30001…, as
     ``create-cluster`` uses), each a :class:`FakeStreamsServer` with the profile ``version`` and the shared
-    ``clock``. The nodes are the servers of their addresses in ``network`` (a
+    ``clock`` (or the servers ``server_factory()`` makes; ``ports``: each node's port instead). The nodes are the servers of their addresses in ``network`` (a
     :class:`~fake_streams.patching.FakeNetwork`; default: one of its own, closed with the cluster), so every
     client routed by that network — the patching, the fixture, :meth:`client` — reaches the right node. A
     loopback ``host`` is announced as ``127.0.0.1`` (what a real node learns from its peers).
@@ -102,12 +102,15 @@ class FakeCluster:
 
     def __init__(self, nodes: int = 3, *, host: str = "127.0.0.1", base_port: int = 30001,
                  version: Optional[str] = "7.4", clock: Any = None, network: Any = None,
-                 server_factory: Optional[Callable[[], FakeStreamsServer]] = None) -> None:
+                 server_factory: Optional[Callable[[], FakeStreamsServer]] = None,
+                 ports: Optional[List[int]] = None) -> None:
         from ..patching import FakeNetwork, address_of
         from ..server import FakeStreamsServer
 
         if nodes < 1:
             raise ValueError(f"cluster_nodes must be at least 1, not {nodes}")
+        if ports is not None and len(ports) != nodes:
+            raise ValueError(f"{len(ports)} ports for {nodes} nodes")
         self.lock = threading.RLock()
         self.nodes: List[ClusterNode] = []
         self.owners: List[Optional[ClusterNode]] = [None] * SLOTS
@@ -118,7 +121,7 @@ class FakeCluster:
         taken = self.network.servers()
         seed = next(_IDS)
         for i in range(nodes):
-            port = base_port + i
+            port = base_port + i if ports is None else ports[i]
             address = address_of({"host": host, "port": port})
             if address in taken:
                 raise ValueError(f"{address} is already served by {taken[address]!r}")

@@ -1,7 +1,8 @@
 """The replies of a cluster node to ``CLUSTER <subcommand>``, ``READONLY`` / ``READWRITE`` / ``ASKING``, as
 Redis 7.0 (cluster.c) answers them, built from a :class:`~fake_streams.topology.cluster.ClusterNode`.
 
-Values are plain Python replies: ``bytes`` (bulk), ``int``, ``list``, ``dict`` (a RESP3 map; RESP2 gets the
+Values are plain Python replies: ``bytes`` (bulk), :class:`~fake_streams.reply.VerbatimText` (CLUSTER INFO / NODES:
+a RESP3 verbatim string), ``int``, ``list``, ``dict`` (a RESP3 map; RESP2 gets the
 flat list, :func:`as_protocol`), :class:`~fake_streams.reply.Status` (a simple string). Errors are raised as
 :class:`ClusterError` with the server's text. The caller holds the node's server lock.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from ..reply import Status
+from ..reply import Status, VerbatimText
 from .slots import SLOTS, key_slot
 
 OK = Status(b"OK")
@@ -122,7 +123,7 @@ def nodes_text(me: Any, now_ms: int) -> bytes:
         fields = [node.node_id, f"{node.announced_ip}:{node.port}@{node.cport}", _flags(node, me), "-", "0",
                   str(pong), str(node.config_epoch), link] + slots
         lines.append(" ".join(fields) + "\n")
-    return "".join(lines).encode()
+    return VerbatimText("".join(lines).encode())
 
 
 def info_text(me: Any) -> bytes:
@@ -148,7 +149,7 @@ def info_text(me: Any) -> bytes:
     else:
         fields += [("cluster_stats_messages_sent", 0), ("cluster_stats_messages_received", 0)]
     fields.append(("total_cluster_links_buffer_limit_exceeded", 0))
-    return "".join(f"{name}:{value}\r\n" for name, value in fields).encode()
+    return VerbatimText("".join(f"{name}:{value}\r\n" for name, value in fields).encode())
 
 
 def slots_reply(me: Any) -> List[Any]:

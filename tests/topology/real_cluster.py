@@ -77,6 +77,9 @@ def normaliser(ids: List[bytes], ports: List[int], bus_ports: List[int]) -> Any:
         out = raw.decode("utf-8", "replace")
         out = re.sub(r":(\d+)@(\d+)", lambda m: f":{port_map.get(int(m[1]), m[1])}@{bus_map.get(int(m[2]), m[2])}",
                      out)
+        verbatim = out.startswith("txt:")  # a RESP3 verbatim string read off the wire
+        out = out[4:] if verbatim else out
+        out = re.sub(r"^((?:MOVED|ASK) \d+ [^:]*):(\d+)$", lambda m: f"{m[1]}:{port_map.get(int(m[2]), m[2])}", out)
         if out.startswith("cluster_state:"):  # CLUSTER INFO: epochs and gossip counters
             lines = []
             for line in out.split("\r\n"):
@@ -96,7 +99,7 @@ def normaliser(ids: List[bytes], ports: List[int], bus_ports: List[int]) -> Any:
                     fields[4:7] = ["<n>", "<n>", "<n>"]
                 rows.append(" ".join(fields))
             out = "\n".join(sorted(rows)) + "\n"
-        return out.encode()
+        return (("txt:" if verbatim else "") + out).encode()
 
     def walk(value: Any) -> Any:
         if isinstance(value, bytes):
@@ -137,7 +140,59 @@ def bus_port_of(node: Oracle) -> Optional[int]:
     return None
 
 
-__all__ = ["RealCluster", "bus_port_of", "normaliser", "sort_shards"]
+def wire_tree(data: bytes) -> Any:
+    """One RESP2/RESP3 reply as read off the wire: ``[marker, payload]`` (arrays and maps: ``[marker, items…]``), so
+    the reply types (simple / bulk / verbatim strings, maps) take part in a comparison."""
+    value, end = _parse(data, 0)
+    if end != len(data):
+        raise ValueError(f"trailing bytes after a reply: {data[end:]!r}")
+    return value
+
+
+def _parse(data: bytes, pos: int) -> Any:
+    eol = data.index(b"\r\n", pos)
+    marker, head = chr(data[pos]), data[pos + 1:eol]
+    pos = eol + 2
+    if marker in "+-":
+        return [marker, head], pos
+    if marker in ":(":
+        return [marker, int(head)], pos
+    if marker in ",#_":
+        return [marker, head], pos
+    if marker in "$=!":
+        n = int(head)
+        if n < 0:
+            return [marker, None], pos
+        return [marker, data[pos:pos + n]], pos + n + 2
+    if marker in "*~>%|":
+        n = int(head)
+        if n < 0:
+            return [marker, None], pos
+        items = [marker]
+        for _ in range(n * (2 if marker in "%|" else 1)):
+            item, pos = _parse(data, pos)
+            items.append(item)
+        return items, pos
+    raise ValueError(f"not a RESP reply at {pos}: {data[pos - 1:pos + 20]!r}")
+
+
+def read_reply(sock: Any) -> bytes:
+    """Read from ``sock`` until one whole reply has arrived (bounded by the socket's timeout)."""
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("connection closed")
+        data += chunk
+        try:
+            _, end = _parse(data, 0)
+        except (ValueError, IndexError):
+            continue
+        if end == len(data):
+            return data
+
+
+__all__ = ["RealCluster", "bus_port_of", "normaliser", "read_reply", "sort_shards", "wire_tree"]
 
 
 def info_dict(raw: bytes) -> Dict[str, str]:
