@@ -14,11 +14,12 @@ first stdout line is the URL (``redis://127.0.0.1:PORT/0``), so a parent process
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
 import threading
-from typing import List, Optional
+from typing import Iterator, List, Optional
 
 from .profiles import PROFILES
 
@@ -86,6 +87,18 @@ def _raise_open_files_limit(maxclients: int) -> None:
             pass
 
 
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[threading.Event]:
+    """An event SIGINT / SIGTERM set while the block runs (the previous handlers are put back after it)."""
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def _serve(host: str, port: int, version: str, clock_name: str, start_ms: Optional[int], maxclients: int = 10000,
            unixsocket: Optional[str] = None, requirepass: Optional[str] = None) -> int:
     from .clock import ManualClock, SystemClock
@@ -97,25 +110,22 @@ def _serve(host: str, port: int, version: str, clock_name: str, start_ms: Option
     server = FakeStreamsServer(version=version, clock=clock)
     if requirepass:
         server.client().config_set("requirepass", requirepass)
-    stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        try:
-            tcp = serve(server, host, port, maxclients=maxclients, unixsocket=unixsocket)
-        except OSError as exc:
-            print(f"fake-redis-streams: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
-            return 1
-        print(tcp.url, flush=True)
-        profile = server.profile
-        print(f"fake-redis-streams: {profile.server} {profile.hello_version} (profile {profile.name}, "
-              f"{clock_name} clock) on {tcp.url}; stop with Ctrl-C or SIGTERM", file=sys.stderr, flush=True)
-        stop.wait()
-        tcp.close()
-        return 0
+        with _stop_on_signals() as stop:
+            try:
+                tcp = serve(server, host, port, maxclients=maxclients, unixsocket=unixsocket)
+            except OSError as exc:
+                print(f"fake-redis-streams: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+                return 1
+            print(tcp.url, flush=True)
+            profile = server.profile
+            print(f"fake-redis-streams: {profile.server} {profile.hello_version} (profile {profile.name}, "
+                  f"{clock_name} clock) on {tcp.url}; stop with Ctrl-C or SIGTERM", file=sys.stderr, flush=True)
+            stop.wait()
+            tcp.close()
+            return 0
     finally:
         server.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _serve_cluster(host: str, port: int, nodes: int, version: str, clock_name: str, start_ms: Optional[int],
@@ -129,9 +139,7 @@ def _serve_cluster(host: str, port: int, nodes: int, version: str, clock_name: s
         return 2
     _raise_open_files_limit(maxclients * nodes)
     clock = ManualClock(start_ms) if clock_name == "manual" else SystemClock()
-    stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with _stop_on_signals() as stop:
         try:
             served = serve_cluster(nodes, host, port, version=version, clock=clock, maxclients=maxclients)
         except OSError as exc:
@@ -143,9 +151,6 @@ def _serve_cluster(host: str, port: int, nodes: int, version: str, clock_name: s
         stop.wait()
         served.close()
         return 0
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
