@@ -246,6 +246,32 @@ def refused(sock: Any, fields: Any, session: Any) -> bool:
     return True
 
 
+def redirect_blocked(server: Any) -> int:
+    """``clusterRedirectBlockedClientIfNeeded`` for every client blocked on ``server`` (a cluster node): the cluster
+    is down → ``CLUSTERDOWN The cluster is down``; its (first) key's slot unserved → ``CLUSTERDOWN Hash slot not
+    served``; served by another node and not being imported here → ``MOVED``. Returns how many were released."""
+    node = server.cluster_node
+    if node is None or server.closed:
+        return 0
+    from ..topology.slots import key_slot
+
+    def answer(waiter: Any) -> Any:
+        if not node.cluster.state_ok:
+            return ReplyError("CLUSTER_DOWN")
+        if not waiter.keys:
+            return None
+        slot = key_slot(bytes(waiter.keys[0]))
+        owner = node.cluster.owners[slot]
+        if owner is node or slot in node.importing:
+            return None
+        if owner is None:
+            return ReplyError("CLUSTER_UNBOUND")
+        return ReplyError("CLUSTER_MOVED", slot=slot, address=f"{owner.announced_ip}:{owner.port}")
+
+    with server.backend.lock:
+        return server.blocking.release_where(answer)
+
+
 def _present(db: Any, key: bytes) -> bool:
     item = db._dict.get(key)
     return item is not None and (item.expireat is None or item.expireat >= db.time)
@@ -258,4 +284,4 @@ def after(sock: Any, fields: Any) -> None:
             sock._sf_asking = False
 
 
-__all__ = ["after", "cluster_command", "command_keys", "db_keys", "keys_in_slot", "refused"]
+__all__ = ["after", "cluster_command", "command_keys", "db_keys", "keys_in_slot", "redirect_blocked", "refused"]

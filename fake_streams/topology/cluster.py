@@ -17,6 +17,9 @@ Test helpers (all thread-safe):
 * :meth:`FakeCluster.failover` — a master's slots and keys pass to another node (as when its replica is
   promoted): the old address goes down, clients get ``MOVED`` to the new owner.
 
+After each change, clients blocked in XREAD / XREADGROUP (or BLPOP …) on a slot their node no longer serves are
+answered ``MOVED`` (``CLUSTERDOWN`` when the cluster is down), as the server's cron does for blocked clients.
+
 Keys move between nodes with ``DUMP`` / ``RESTORE`` (the server's RDB format, streams with their groups and
 PELs), the way ``MIGRATE`` moves them.
 """
@@ -236,6 +239,7 @@ class FakeCluster:
             dest.importing.pop(slot, None)
             self.owners[slot] = dest
             self._bump_epoch(dest)
+        self._redirect_blocked()
 
     def cancel_migration(self, slot: int) -> None:
         """``CLUSTER SETSLOT slot STABLE`` on both sides: the migration is abandoned (keys already moved stay)."""
@@ -266,6 +270,7 @@ class FakeCluster:
         with self.lock:
             node.failed = True
             node.server.connected = False
+        self._redirect_blocked()
         return node
 
     def revive_node(self, which: ClusterNode | int | str) -> ClusterNode:
@@ -300,7 +305,17 @@ class FakeCluster:
             self._bump_epoch(new)
             old.failed = True
             old.server.connected = False
+        self._redirect_blocked()
         return new
+
+    def _redirect_blocked(self) -> None:
+        """After a change of owners or of the cluster state: each node up answers its blocked clients whose slot it
+        no longer serves (``MOVED``), or ``CLUSTERDOWN`` (clusterRedirectBlockedClientIfNeeded)."""
+        from .._fakeredis.cluster import redirect_blocked
+
+        for node in self.nodes:
+            if not node.failed:
+                redirect_blocked(node.server)
 
     def _as_node(self, which: ClusterNode | int | str) -> ClusterNode:
         return which if isinstance(which, ClusterNode) else self.node(which)

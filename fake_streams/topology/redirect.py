@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional, Sequence
 
+from ..errors import ERRORS
 from .slots import key_slot
 
 CROSSSLOT = "CROSSSLOT Keys in request don't hash to the same slot"
 TRYAGAIN = "TRYAGAIN Multiple keys request during rehashing of slot"
-DOWN = "CLUSTERDOWN The cluster is down"
-UNBOUND = "CLUSTERDOWN Hash slot not served"
+DOWN = ERRORS["CLUSTER_DOWN"]
+UNBOUND = ERRORS["CLUSTER_UNBOUND"]
 
 
 def refusal(me: Any, commands: Iterable[Sequence[bytes]], asking: bool, has_key: Callable[[bytes], bool]) -> Optional[str]:
@@ -66,7 +67,7 @@ def refusal(me: Any, commands: Iterable[Sequence[bytes]], asking: bool, has_key:
     if importing and asking:
         return TRYAGAIN if multiple and missing else None
     if owner is not me:
-        return f"MOVED {slot} {owner.announced_ip}:{owner.port}"
+        return ERRORS["CLUSTER_MOVED"].format(slot=slot, address=f"{owner.announced_ip}:{owner.port}")
     return None
 
 

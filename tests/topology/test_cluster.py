@@ -299,3 +299,58 @@ def test_address_taken_is_refused():
             FakeCluster(2, base_port=32001, network=network)
     finally:
         network.close()
+
+
+def test_blocked_reader_gets_moved_when_its_slot_moves(cluster):
+    import threading
+
+    owner = cluster.node_for_key("{b}")
+    target = next(n for n in cluster.nodes if n is not owner)
+    conn = owner.server.client().connection_pool.get_connection()
+    got = []
+    try:
+        conn.send_command("XREAD", "BLOCK", "0", "STREAMS", "{b}s", "$")
+        reader = threading.Thread(target=lambda: got.append(capture_error(conn)))
+        reader.start()
+        owner.server.wait_until_blocked(1)
+        cluster.move_slot(key_slot(b"b"), target)
+        reader.join(5)  # real-time: bounded wait for the reader thread that was answered MOVED
+        assert got == [f"MOVED {key_slot(b'b')} 127.0.0.1:{target.port}"]
+        assert owner.server.blocked() == []
+    finally:
+        conn.disconnect()
+
+
+def test_blocked_reader_gets_clusterdown_when_a_node_fails(cluster):
+    import threading
+
+    owner = cluster.nodes[0]
+    key = next(k for k in (f"k{i}" for i in range(100)) if cluster.node_for_key(k) is owner)
+    conn = owner.server.client().connection_pool.get_connection()
+    got = []
+    try:
+        conn.send_command("XREAD", "BLOCK", "0", "STREAMS", key, "$")
+        reader = threading.Thread(target=lambda: got.append(capture_error(conn)))
+        reader.start()
+        owner.server.wait_until_blocked(1)
+        cluster.fail_node(2)
+        reader.join(5)  # real-time: bounded wait for the reader thread that was answered CLUSTERDOWN
+        assert got == ["CLUSTERDOWN The cluster is down"]
+    finally:
+        conn.disconnect()
+
+
+def capture_error(conn):
+    try:
+        return conn.read_response()
+    except redis.exceptions.ResponseError as exc:
+        return err(exc)
+
+
+def test_unassigned_slot_is_not_served(cluster):
+    slot = key_slot(b"foo")
+    owner = cluster.node_for_key("foo")
+    cluster.owners[slot] = None  # as after CLUSTER DELSLOTS on its owner
+    assert err(raw(owner, "GET", "foo")) == "CLUSTERDOWN Hash slot not served"
+    assert b"cluster_state:fail" in raw(owner, "CLUSTER", "INFO")
+    assert [r for r in raw(owner, "CLUSTER", "SLOTS") if r[0] <= slot <= r[1]] == []
