@@ -142,6 +142,8 @@ class FakeCluster:
             for epoch, node in enumerate(self.nodes, start=1):
                 node.config_epoch = epoch
             self.current_epoch = nodes
+        self._state_ok = True
+        self._refresh()
 
     # ---------------------------------------------------------------------------------- lookups
     @property
@@ -175,8 +177,21 @@ class FakeCluster:
 
     @property
     def state_ok(self) -> bool:
-        """``cluster_state:ok``: every slot is served by a node that is up."""
-        return all(owner is not None and not owner.failed for owner in self.owners)
+        """``cluster_state:ok``: every slot is served by a node that is up. O(1) (kept by :meth:`_refresh`)."""
+        return self._state_ok
+
+    def _refresh(self) -> None:
+        """Recompute the cluster state after a change of owners or of a node's health. O(slots)."""
+        self._state_ok = all(owner is not None and not owner.failed for owner in self.owners)
+
+    def unassign_slots(self, *slots: int) -> None:
+        """``CLUSTER DELSLOTS`` on the owners: nobody serves ``slots`` (``CLUSTERDOWN Hash slot not served``, the
+        cluster state ``fail``)."""
+        with self.lock:
+            for slot in slots:
+                self.owners[slot] = None
+            self._refresh()
+        self._redirect_blocked()
 
     def client(self, **kwargs: Any) -> Any:
         """A ``redis.cluster.RedisCluster`` on this cluster (kwargs go to it: protocol, decode_responses …)."""
@@ -239,6 +254,7 @@ class FakeCluster:
             dest.importing.pop(slot, None)
             self.owners[slot] = dest
             self._bump_epoch(dest)
+            self._refresh()
         self._redirect_blocked()
 
     def cancel_migration(self, slot: int) -> None:
@@ -270,6 +286,7 @@ class FakeCluster:
         with self.lock:
             node.failed = True
             node.server.connected = False
+            self._refresh()
         self._redirect_blocked()
         return node
 
@@ -279,6 +296,7 @@ class FakeCluster:
         with self.lock:
             node.failed = False
             node.server.connected = True
+            self._refresh()
         return node
 
     def failover(self, which: ClusterNode | int | str, to: ClusterNode | int | str) -> ClusterNode:
@@ -290,6 +308,7 @@ class FakeCluster:
         with self.lock:
             was_up, old.failed = old.server.connected, False
             old.server.connected = True  # the keys are read through a connection
+            self._refresh()
             try:
                 by_slot: Dict[int, List[bytes]] = {}
                 for key in self.keys_in_slot(old, None):
@@ -305,6 +324,7 @@ class FakeCluster:
             self._bump_epoch(new)
             old.failed = True
             old.server.connected = False
+            self._refresh()
         self._redirect_blocked()
         return new
 

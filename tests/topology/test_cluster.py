@@ -350,7 +350,21 @@ def capture_error(conn):
 def test_unassigned_slot_is_not_served(cluster):
     slot = key_slot(b"foo")
     owner = cluster.node_for_key("foo")
-    cluster.owners[slot] = None  # as after CLUSTER DELSLOTS on its owner
+    cluster.unassign_slots(slot)  # as after CLUSTER DELSLOTS on its owner
     assert err(raw(owner, "GET", "foo")) == "CLUSTERDOWN Hash slot not served"
     assert b"cluster_state:fail" in raw(owner, "CLUSTER", "INFO")
     assert [r for r in raw(owner, "CLUSTER", "SLOTS") if r[0] <= slot <= r[1]] == []
+
+
+def test_failover_of_a_failed_node(cluster):
+    rc = cluster.client()
+    try:
+        rc.xadd("jobs", {"n": "1"}, id="1-1")
+        old = cluster.node_for_key("jobs")
+        cluster.fail_node(old)
+        assert not cluster.state_ok
+        new = cluster.failover(old, next(n for n in cluster.nodes if n is not old))
+        assert cluster.state_ok and cluster.node_for_key("jobs") is new
+        assert rc.xrange("jobs") == [(b"1-1", {b"n": b"1"})]
+    finally:
+        rc.close()
