@@ -112,6 +112,7 @@ def _serve(host: str, port: int, version: str, clock_name: str, start_ms: Option
         server.client().config_set("requirepass", requirepass)
     try:
         with _stop_on_signals() as stop:
+            server.shutdown_hooks.append(stop.set)  # SHUTDOWN from a client ends the process too
             try:
                 tcp = serve(server, host, port, maxclients=maxclients, unixsocket=unixsocket)
             except OSError as exc:
@@ -122,6 +123,7 @@ def _serve(host: str, port: int, version: str, clock_name: str, start_ms: Option
             print(f"fake-redis-streams: {profile.server} {profile.hello_version} (profile {profile.name}, "
                   f"{clock_name} clock) on {tcp.url}; stop with Ctrl-C or SIGTERM", file=sys.stderr, flush=True)
             stop.wait()
+            server.stop_scripts()  # a looping Lua script would hold the server lock the close needs
             tcp.close()
             return 0
     finally:
@@ -145,10 +147,14 @@ def _serve_cluster(host: str, port: int, nodes: int, version: str, clock_name: s
         except OSError as exc:
             print(f"fake-redis-streams: cannot listen on {host}:{port}…: {exc.strerror or exc}", file=sys.stderr)
             return 1
+        for node in served.cluster.nodes:  # SHUTDOWN on any node ends the process too
+            node.server.shutdown_hooks.append(stop.set)
         print("\n".join(served.urls), flush=True)
         print(f"fake-redis-streams: a cluster of {nodes} masters (profile {version}, {clock_name} clock) on "
               f"{', '.join(served.urls)}; stop with Ctrl-C or SIGTERM", file=sys.stderr, flush=True)
         stop.wait()
+        for node in served.cluster.nodes:
+            node.server.stop_scripts()  # a looping Lua script would hold the server lock the close needs
         served.close()
         return 0
 

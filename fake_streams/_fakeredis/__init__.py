@@ -12,7 +12,8 @@ each imports only those above it):
 * :mod:`.routing` — which names the engine serves, with fakeredis signatures carrying the Redis arity;
 * :mod:`.overrides` — the table of non-stream commands served by us instead of fakeredis
   (:mod:`.builtin`: HELLO, INFO, CLIENT UNBLOCK, COPY; :mod:`.dumprestore`: DUMP, RESTORE; :mod:`.server_cmds`:
-  OBJECT, CONFIG RESETSTAT, AUTH, transaction refusals, SWAPDB …);
+  OBJECT, CONFIG RESETSTAT, AUTH, transaction refusals, SWAPDB …; :mod:`.scripting`: EVAL*, SCRIPT, FUNCTION,
+  FCALL*, the busy-script check, served by :mod:`fake_streams.lua`; :mod:`.shutdown`: SHUTDOWN);
 * :mod:`.cluster` — CLUSTER, READONLY/READWRITE/ASKING, SELECT/MOVE in cluster mode, and the slot check
   (CROSSSLOT, MOVED, ASK) of a cluster node's commands (:mod:`fake_streams.topology`);
 * :mod:`.auth` — NOAUTH / NOPERM for every command before it runs (requirepass, ACL rules and key patterns);
@@ -32,13 +33,16 @@ from . import (  # each module that registers overrides is imported here
     builtin,  # noqa: F401
     cluster,  # noqa: F401
     dumprestore,  # noqa: F401
+    scripting,  # noqa: F401
     server_cmds,  # noqa: F401
+    shutdown,  # noqa: F401
 )
 from .access import client_id
 from .auth import set_requirepass
 from .backend import Backend, Keyspace, error, to_wire
 from .compat import CONNECTION_ERROR_MSG, FAKEREDIS_VERSION, AsyncConnectionBase, SyncConnectionBase
 from .routing import Router
+from .scripting import abort_scripts
 from .server_info import snapshot as info_snapshot
 from .socket import attach
 from .tcp import TcpClient
@@ -46,5 +50,6 @@ from .values import StreamValue
 
 __all__ = [
     "AsyncConnectionBase", "Backend", "CONNECTION_ERROR_MSG", "FAKEREDIS_VERSION", "Keyspace", "Router",
-    "StreamValue", "SyncConnectionBase", "TcpClient", "attach", "client_id", "error", "info_snapshot", "set_requirepass", "to_wire",
+    "StreamValue", "SyncConnectionBase", "TcpClient", "abort_scripts", "attach", "client_id", "error", "info_snapshot",
+    "set_requirepass", "to_wire",
 ]

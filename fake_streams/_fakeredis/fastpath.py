@@ -162,7 +162,8 @@ def _usable(conn: Any, sock: Any, session: Any, health: bool, is_async: bool) ->
     fake = sock._server
     if (fake is None or not fake.connected or sock._killed or sock._paused or sock._transaction is not None
             or sock._in_transaction or sock._pubsub or sock._reply_off or sock._reply_skip
-            or sock._reply_skip_next or fake.closed_sockets):  # CLIENT REPLY: the socket mixin's defaults
+            or sock._reply_skip_next or fake.closed_sockets  # CLIENT REPLY: the socket mixin's defaults
+            or getattr(fake, "_sf_script_running", False)):  # a script runs: the dispatch path answers BUSY
         return False
     if getattr(fake, "pause_until", 0.0) and fake.pause_until > time.time():  # CLIENT PAUSE: let fakeredis decide
         return False

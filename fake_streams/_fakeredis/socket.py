@@ -30,7 +30,7 @@ import redis.exceptions
 from ..commands.base import CommandSpec
 from ..errors import ReplyError
 from ..info import command_stat_name
-from . import auth, cluster, overrides
+from . import auth, cluster, overrides, scripting
 from .backend import error
 from .compat import AsyncFakeSocket, SimpleError, extract_command, get_command_info
 from .routing import _as_bytes, _c_str, unknown_command_args
@@ -71,6 +71,11 @@ class StreamsSocketMixin:
                 return
             if fields and session.server.cluster_node is not None and cluster.refused(self, fields, session):
                 return
+            if getattr(fake, "_sf_script_running", False):  # a busy script answers without the lock (lua)
+                answer = scripting.busy_answer(self, fields)
+                if answer is not None:
+                    self.put_response(self._decode_result(answer))  # type: ignore[attr-defined]
+                    return
             super()._process_command(fields)  # type: ignore[misc]
         finally:
             self._sf_top = False
@@ -205,6 +210,10 @@ class StreamsSocketMixin:
         session = self._sf_session
         if session is None:
             return super()._run_command(func, sig, args, from_script)  # type: ignore[misc]
+        if not from_script and not session.depth and getattr(self._server, "_sf_script_running", False):
+            answer = scripting.busy_answer(self, self._sf_fields)  # got the lock from a busy script's hook
+            if answer is not None:  # an error is a value here, as fakeredis's own _run_command returns it
+                return answer
         self._sf_ran = True
         started = time.perf_counter()
         result = session.run_unit(
