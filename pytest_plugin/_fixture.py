@@ -177,6 +177,10 @@ class FakeRedisStreams:
         """
         from fake_streams.tcp import serve
 
+        if self.cluster is not None:  # one node over TCP would announce ports nobody listens on
+            raise RuntimeError("fake_redis_streams.serve() serves one server; a cluster over TCP is "
+                               "fake_streams.topology.serving.serve_cluster(n) or `python -m fake_streams serve "
+                               "--cluster N`")
         handle = serve(self.server, host=host, port=port)
         self._tcp.append(handle)
         # patched in-process clients of this URL must reach the same server, not a new one at that address

@@ -99,3 +99,9 @@ def test_patch_redis_reaches_a_cluster_and_is_undone():
 
         assert asyncio.run(main()) == 2
     assert AsyncClusterNode.__dict__["connection_class"] is slot_member  # the slot member is back
+
+
+@pytest.mark.fake_redis_streams(topology="cluster", cluster_nodes=2, url="redis://localhost:7300")
+def test_serve_is_refused_for_a_cluster(fake_redis_streams):
+    with pytest.raises(RuntimeError, match="serve_cluster"):
+        fake_redis_streams.serve()
