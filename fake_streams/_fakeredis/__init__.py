@@ -14,6 +14,8 @@ each imports only those above it):
   (:mod:`.builtin`: HELLO, INFO, CLIENT UNBLOCK, COPY; :mod:`.dumprestore`: DUMP, RESTORE; :mod:`.server_cmds`:
   OBJECT, CONFIG RESETSTAT, AUTH, transaction refusals, SWAPDB …; :mod:`.scripting`: EVAL*, SCRIPT, FUNCTION,
   FCALL*, the busy-script check, served by :mod:`fake_streams.lua`; :mod:`.shutdown`: SHUTDOWN);
+* :mod:`.cluster` — CLUSTER, READONLY/READWRITE/ASKING, SELECT/MOVE in cluster mode, and the slot check
+  (CROSSSLOT, MOVED, ASK) of a cluster node's commands (:mod:`fake_streams.topology`);
 * :mod:`.auth` — NOAUTH / NOPERM for every command before it runs (requirepass, ACL rules and key patterns);
 * :mod:`.server_info` — what INFO needs from fakeredis's state (:mod:`fake_streams.info` renders it);
 * :mod:`.sessions` — one connection as the server sees it (sync and asyncio), parked replies;
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 from . import (  # each module that registers overrides is imported here
     builtin,  # noqa: F401
+    cluster,  # noqa: F401
     dumprestore,  # noqa: F401
     scripting,  # noqa: F401
     server_cmds,  # noqa: F401

@@ -179,6 +179,8 @@ def _swapdb(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[
 def swapdb(sock: Any, func: Callable[..., Any], index1: Any, index2: Any, *rest: Any) -> Any:
     """fakeredis's SWAPDB, after ``touchAllWatchedKeysInDb`` both ways: a key watched in one of the two databases
     that exists in either is dirtied (EXEC of its watchers answers nil), as the server does."""
+    if sock._sf_session.server.cluster_node is not None:
+        raise SimpleError("ERR SWAPDB is not allowed in cluster mode")
     dbs = sock._server.dbs  # .get: looking must not create a database (fakeredis's dict makes them on access)
     first, second = dbs.get(index1), dbs.get(index2)
     if index1 != index2:
