@@ -12,7 +12,7 @@ each imports only those above it):
 * :mod:`.routing` — which names the engine serves, with fakeredis signatures carrying the Redis arity;
 * :mod:`.overrides` — the table of non-stream commands served by us instead of fakeredis
   (:mod:`.builtin`: HELLO, INFO, CLIENT UNBLOCK, COPY; :mod:`.dumprestore`: DUMP, RESTORE; :mod:`.server_cmds`:
-  OBJECT, CONFIG RESETSTAT, AUTH, transaction refusals, SWAPDB …);
+  OBJECT, AUTH, transaction refusals, SWAPDB …; :mod:`.config_cmd`: CONFIG);
 * :mod:`.auth` — NOAUTH / NOPERM for every command before it runs (requirepass, ACL rules and key patterns);
 * :mod:`.server_info` — what INFO needs from fakeredis's state (:mod:`fake_streams.info` renders it);
 * :mod:`.sessions` — one connection as the server sees it (sync and asyncio), parked replies;
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from . import (  # each module that registers overrides is imported here
     builtin,  # noqa: F401
+    config_cmd,  # noqa: F401
     dumprestore,  # noqa: F401
     server_cmds,  # noqa: F401
 )
