@@ -125,7 +125,9 @@ GET_ARGS = [
     ("notify-keyspace-events",), ("nosuch",), ("nosuch*",), ("nosuch", "hz"), ("slave-read-only", "replica-read-only"),
     ("*max-listpack-entr[i]es",), ("[hz]z",), ("h?",), ("maxmemory-polic?",), ("lua-time-limit", "busy-reply-threshold"),
     ("zset-max-*", "list-max-*"), ("set-max-*",), ("databases", "appendonly", "appendfsync"), ("*MAXMEMORY-POLICY",),
-    ("stream-node-max-bytes", "STREAM-node-max-bytes"), ("maxmemory-[^c]*",), ("hz", "*"[:0] + "h[a-z]"),
+    ("stream-node-max-bytes", "STREAM-node-max-bytes"), ("maxmemory-[^c]*",), ("hz", "h[a-z]"),
+    ("key-load-delay",), ("key-load-*",), ("KEY-LOAD-DELAY", "key-load-delay"),  # hidden: by exact name only
+    ("hash-max-listpack-entries", "hash-max-*"), ("h\\z",), ("",),
 ]
 
 
