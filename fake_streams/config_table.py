@@ -13,7 +13,7 @@ One row per parameter, ``name|alias|kind|flags|default|spec``:
 
 Sources: Redis 7.0.15 and Valkey 9.1.2 as the live servers report them (``CONFIG GET *`` and the errors of
 CONFIG SET), the kinds, bounds and flags read from each version's ``src/config.c`` (Redis 7.0.15, 7.2.6, 7.4.1,
-Valkey 8.0.1); Valkey 9.1's own parameters from the live server. Each version below is its parent's table with
+Valkey 8.0.1; not the ``LOG_REQ_RES`` test-build ones); Valkey 9.1's own parameters from the live server. Each version below is its parent's table with
 the rows it adds or changes and the names it drops."""
 
 from __future__ import annotations
@@ -204,12 +204,10 @@ zset-max-listpack-value|zset-max-ziplist-value|mem|u|64|0..9223372036854775807
 """, ()),
     "7.2": ('7.0', """\
 aof-disable-auto-gc||bool|H|no|
-client-default-resp||int|IHu|2|2..3
 cluster-announce-human-nodename||str|||
 cluster-ping-interval||int|H|0|0..9223372036854775807
 locale-collate||str|||
 loglevel||enum||notice|debug,verbose,notice,warning,nothing
-req-res-logfile||str|IH||
 set-max-listpack-entries||int|u|128|0..9223372036854775807
 set-max-listpack-value||int|u|64|0..9223372036854775807
 """, ()),

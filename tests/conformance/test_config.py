@@ -310,3 +310,31 @@ def test_stream_node_limits_reach_the_engine(pair):
 def _radix_only(real, fake, pair):
     """XINFO STREAM FULL's radix-tree counts (``radix-tree-keys``: one per node) are what the limit changes."""
     return real
+
+
+def test_the_oracles_own_table_refuses_as_it_does(pair):
+    """The table of the oracle's own version (Redis 7.0.15, Valkey 9.1.2), checked whole against the live server:
+    every parameter that is not free text, a value it cannot take and numbers just outside its bounds."""
+    table = _oracle_table(pair)
+    snapshot = dict(_pairs(pair.real("CONFIG", "GET", "*")))
+    mismatches = []
+    try:
+        for param in table.entries.values():
+            if param.kind in ("str", "bind"):
+                continue
+            values = ["x?z"]
+            if param.kind in ("int", "mem") and not param.refusal:
+                values += [str(param.lo - 1)] if param.lo > -2 ** 63 else []
+                values += [str(param.hi + 1)] if param.hi < 2 ** 63 - 1 else []
+            for value in values:
+                real = pair.real("CONFIG", "SET", param.name, value)
+                err, _ = table.set([param.name.encode(), value.encode()], {})
+                want = b"OK" if err is None else expected_err(err)
+                if real != want:
+                    mismatches.append((param.name, value, real, want))
+    finally:
+        after = dict(_pairs(pair.real("CONFIG", "GET", "*")))
+        changed = [x for k, v in snapshot.items() if after.get(k) != v for x in (k, v)]
+        if changed:
+            pair.real("CONFIG", "SET", *changed)
+    assert mismatches == []
