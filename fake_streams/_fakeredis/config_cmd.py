@@ -16,13 +16,16 @@ from typing import Any, Callable, Tuple
 
 from ..config import NO_CONFIG_FILE, help_lines, table_for
 from . import auth
-from .compat import SimpleError, SimpleString
+from .compat import SimpleError, SimpleString, msgs
 from .overrides import override, signature
 
-# named as the server's arity error names them ("wrong number of arguments for 'config|get' command")
-_GET = signature("config|get", fixed=1, variadic=True)
-_SET = signature("config|set", fixed=2, variadic=True)
-_NO_ARGS = {name: signature(name.replace(" ", "|")) for name in ("config resetstat", "config rewrite", "config help")}
+# named as the server's arity error names them ("wrong number of arguments for 'config|get' command"); CONFIG is
+# ``noscript`` (refused in redis.call)
+_NO_SCRIPT = msgs.FLAG_NO_SCRIPT
+_GET = signature("config|get", fixed=1, variadic=True, flags=_NO_SCRIPT)
+_SET = signature("config|set", fixed=2, variadic=True, flags=_NO_SCRIPT)
+_NO_ARGS = {name: signature(name.replace(" ", "|"), flags=_NO_SCRIPT)
+            for name in ("config resetstat", "config rewrite", "config help")}
 CONTAINER_ARITY = "ERR wrong number of arguments for 'config' command"
 _OK = SimpleString(b"OK")
 

@@ -338,3 +338,12 @@ def test_the_oracles_own_table_refuses_as_it_does(pair):
         if changed:
             pair.real("CONFIG", "SET", *changed)
     assert mismatches == []
+
+
+def test_config_is_refused_in_scripts(pair):
+    """CONFIG is ``noscript``: redis.call refuses it (the wording of a script error belongs to the Lua layer)."""
+    for script in ("return redis.call('config', 'get', 'hz')", "return redis.call('config', 'set', 'hz', '10')"):
+        reply = pair.loosely("EVAL", script, "0", reason="script errors carry the script's sha and line")
+        if pair.fake is not None:
+            assert reply.text.startswith("This Redis command is not allowed from script"), reply
+    pair.same("CONFIG", "GET", "hz")
