@@ -347,3 +347,33 @@ def test_config_is_refused_in_scripts(pair):
         if pair.fake is not None:
             assert reply.text.startswith("This Redis command is not allowed from script"), reply
     pair.same("CONFIG", "GET", "hz")
+
+
+def test_every_parameter_takes_its_own_value_back(pair):
+    """Each shared mutable parameter set to the value it has (as CONFIG GET shows it): both accept it and show
+    the same value after (what a library does when it saves a setting and restores it)."""
+    current = dict(_pairs(pair.real("CONFIG", "GET", "*")))
+    for param in _shared_rows(pair):
+        key = param.name.encode()
+        if param.hidden or param.refusal or key in STARTED_WITH or key not in current:
+            continue
+        pair.same("CONFIG", "SET", param.name, current[key])
+        pair.same("CONFIG", "GET", param.name, normalize=in_fake_order)
+
+
+#: enum parameters whose values act on the process (oom_score_adj of the real server)
+ENUMS_WITH_EFFECTS = {"oom-score-adj"}
+
+
+def test_every_enum_takes_each_of_its_values(pair):
+    """Each shared mutable enum parameter, every value in upper case: the value shown after, then put back."""
+    current = dict(_pairs(pair.real("CONFIG", "GET", "*")))
+    for param in _shared_rows(pair):
+        if param.kind != "enum" or param.hidden or param.refusal or param.name in ENUMS_WITH_EFFECTS:
+            continue
+        try:
+            for value in param.values:
+                pair.same("CONFIG", "SET", param.name, value.upper())
+                pair.same("CONFIG", "GET", param.name, normalize=in_fake_order)
+        finally:
+            pair.real("CONFIG", "SET", param.name, current[param.name.encode()])
