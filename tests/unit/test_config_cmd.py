@@ -121,3 +121,13 @@ def test_tables_chain_to_known_parents():
 ])
 def test_glob_matcher(pattern, name, matches):
     assert glob_matcher(pattern)(name) is matches
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("protocol", [2, 3])
+async def test_config_through_the_asyncio_client(server, protocol):
+    r = server.async_client(protocol=protocol)
+    assert await r.config_set("hz", "20") is True
+    assert await r.config_get("hz") == {"hz": "20"}
+    assert await r.config_get("hz", "maxmemory") == {"hz": "20", "maxmemory": "0"}  # RESP2 pairs / RESP3 map
+    await r.aclose()
