@@ -94,6 +94,7 @@ class ConfigTable:
     def __init__(self, version: str, rows: Iterable[str], server: str) -> None:
         self.version = version
         self.server = server
+        self.strict_memory = version == "valkey-9.1"  # memory values: overflow refused, a sign where it fits
         self.entries: Dict[str, Param] = {}  # lower-case name (aliases too) -> entry
         for line in rows:
             name, alias, kind, flags, default, spec = line.split("|")
@@ -176,7 +177,7 @@ def _split(value: str) -> List[str]:
 # ---------------------------------------------------------------------------------------------------------------
 # values
 
-_INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
+_INT = re.compile(r"(?:0|-?[1-9][0-9]*)\Z")
 _MEM = re.compile(r"([0-9]*)(|b|k|kb|m|mb|g|gb)\Z", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000 ** 2, "mb": 1024 ** 2, "g": 1000 ** 3, "gb": 1024 ** 3}
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
@@ -184,7 +185,7 @@ _U64 = 2 ** 64
 
 
 def _int(text: str) -> int:
-    """``string2ll``: an optional minus, digits without a leading zero, within int64."""
+    """``string2ll``: ``0``, or an optional minus and digits without a leading zero, within int64."""
     if not _INT.match(text):
         raise ConfigError("argument couldn't be parsed into an integer")
     number = int(text)
@@ -193,24 +194,19 @@ def _int(text: str) -> int:
     return number
 
 
-def _memory(text: str, server: str) -> Optional[int]:
-    """``memtoull``: digits and a unit (an empty number is 0); None if not a memory value. Redis 7.x does not
-    check for overflow (strtoull's saturated value, a product that wraps); Valkey refuses it."""
+def _memory(text: str, strict: bool) -> Optional[int]:
+    """``memtoull``: up to 127 digits and a unit (an empty number is 0); None if not a memory value. Redis 7.x
+    and Valkey 8.0 take an overflowing number as strtoull saturates it; Valkey 9 (``strict``) refuses it."""
     match = _MEM.match(text)
-    if match is None:
+    if match is None or len(match.group(1)) >= 128:
         return None
     digits, unit = match.groups()
     number = int(digits) if digits else 0
     if number >= _U64:
-        if server == "valkey":
+        if strict:
             return None
         number = _U64 - 1
-    product = number * _UNITS[unit.lower()]
-    if product >= _U64:
-        if server == "valkey":
-            return None
-        product %= _U64
-    return product
+    return number * _UNITS[unit.lower()] % _U64  # the unit's product wraps on every version
 
 
 def _strtoll(text: str) -> Optional[int]:
@@ -234,15 +230,17 @@ def _numeric(param: Param, text: str, table: ConfigTable) -> bytes:
         try:
             percent = _int(text[:-1])
         except ConfigError:
-            raise ConfigError("argument must be a memory or percent value") from None
+            percent = -1
+        if percent < 0:
+            raise ConfigError("argument must be a memory or percent value")
         if percent > 100:
             raise ConfigError("percentage argument must be less or equal to 100")
         _bounded(param, -percent)
         return f"{percent}%".encode() if percent else b"0"
     if param.kind == "mem":
-        # Valkey reads a memory value with its sign where the parameter's range has negative numbers
-        negative = text.startswith("-") and table.server == "valkey" and param.lo < 0 and "%" not in param.flags
-        number = _memory(text[1:] if negative else text, table.server)
+        # Valkey 9 reads a memory value with its sign where the parameter's range has negative numbers
+        negative = text.startswith("-") and table.strict_memory and param.lo < 0 and "%" not in param.flags
+        number = _memory(text[1:] if negative else text, table.strict_memory)
         if negative and number is not None:
             number = -number
         if number is None:
@@ -250,7 +248,7 @@ def _numeric(param: Param, text: str, table: ConfigTable) -> bytes:
                               else "argument must be a memory value")
         if "u" not in param.flags and number >= 2 ** 63:  # a signed parameter: the value read as int64
             number -= _U64
-    elif "u" in param.flags and table.server == "valkey":  # Valkey: the int64 read as unsigned for the bounds
+    elif "u" in param.flags:  # numericBoundaryCheck of an unsigned type: the int64 read as unsigned
         number = _int(text)
         if not param.lo <= number % _U64 <= param.hi:
             raise ConfigError(f"argument must be between {param.lo} and {param.hi} inclusive")
@@ -326,7 +324,7 @@ def _obuf(text: str, current: bytes) -> bytes:
         klass = _OBUF_NAMES.get(words[i].lower())
         if klass is None:
             raise ConfigError("Invalid client class specified in buffer limit configuration.")
-        hard, soft = _memory(words[i + 1], "redis"), _memory(words[i + 2], "redis")
+        hard, soft = _memory(words[i + 1], False), _memory(words[i + 2], False)
         seconds = _strtoll(words[i + 3])
         if hard is None or soft is None or seconds is None or seconds < 0:
             raise ConfigError("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
