@@ -16,9 +16,15 @@ What the server does, and so this module (Redis 7.0.15 / Valkey 9.1.2 live, ``co
   not hidden. A name already in the reply (compared without case) is not added again. Redis 7.x and Valkey 8.0
   answer in hash-table order, which changes with every process; Valkey 9.1 sorts by name (bytewise): we sort.
 * **CONFIG SET name value …** — all or nothing. First every name is checked in order (the first unknown,
-  immutable, protected or repeated one is the error — repeated as typed, so an
-  alias beside its canonical name is not a repeat, the later value wins); then every value is parsed in order,
-  the first bad one is the error and nothing changes.
+  immutable, protected or repeated one is the error — repeated as typed, so an alias beside its canonical name
+  is not a repeat, the later value wins); then every value is parsed in order, the first bad one is the error
+  and nothing changes.
+* **Values** — yes/no and enum values without case (shown in lower case); integers as ``string2ll`` reads them
+  (no ``+``, blanks, leading zeros or ``-0``), bounds checked on the int64 (read as unsigned for unsigned
+  parameters); memory values as ``memtoull`` (``1k`` = 1000, ``1kb`` = 1024 …, shown in bytes); ``10%`` where
+  a percentage is allowed; ``save``, ``client-output-buffer-limit``, ``oom-score-adj-values``,
+  ``notify-keyspace-events``, ``latency-tracking-info-percentiles`` with their own syntax and texts; ``hz``
+  kept within 1..500 as updateHZ does.
 
 Costs: GET with a glob is O(parameters) (~200–230) plus a sort of the matches; exact names and SET are O(1) per
 argument.
