@@ -11,8 +11,9 @@ wrong arity are answered before these run (fakeredis's lookup and arity check, :
 
 from __future__ import annotations
 
+import collections
 import functools
-from typing import Any, Callable, Tuple
+from typing import Any, Callable, Dict, Tuple
 
 from ..config import NO_CONFIG_FILE, help_lines, table_for
 from . import auth
@@ -51,10 +52,21 @@ def _config_get(sock: Any, name: str, base: Base) -> Tuple[Any, Any]:
 def config_get(sock: Any, *patterns: bytes) -> Any:
     """``CONFIG GET pattern [pattern …]``: a map (RESP3), pairs flattened (RESP2). Several patterns came with
     7.0, so every profile takes them."""
-    pairs = _table(sock).get(patterns, sock._server.config)
+    pairs = _table(sock).get(patterns, collections.ChainMap(sock._server.config, _process_values(sock)))
     if sock._client_info.protocol_version >= 3:
         return dict(pairs)
     return [x for pair in pairs for x in pair]
+
+
+def _process_values(sock: Any) -> Dict[bytes, bytes]:
+    """What a server reports of its own process: the port clients reach it on (as INFO's ``tcp_port``; 6379 for an
+    in-process server without an address, as a server started without a config file)."""
+    address = sock._sf_session.server.address
+    if address and not address.startswith("unix:"):
+        port = address.rsplit(":", 1)[-1]
+        if port.isdigit():
+            return {b"port": port.encode()}
+    return {}
 
 
 @override("config set")

@@ -131,3 +131,13 @@ async def test_config_through_the_asyncio_client(server, protocol):
     assert await r.config_get("hz") == {"hz": "20"}
     assert await r.config_get("hz", "maxmemory") == {"hz": "20", "maxmemory": "0"}  # RESP2 pairs / RESP3 map
     await r.aclose()
+
+
+def test_port_is_the_address_clients_reach():
+    shared = FakeStreamsServer.for_address("localhost", 6390, version="7.0")
+    try:
+        r = shared.client()
+        assert r.config_get("port") == {"port": "6390"}
+        assert r.info("server")["tcp_port"] == 6390
+    finally:
+        FakeStreamsServer.reset_registry()
