@@ -383,3 +383,20 @@ def test_every_enum_takes_each_of_its_values(pair):
                 pair.same("CONFIG", "GET", param.name, normalize=in_fake_order)
         finally:
             pair.real("CONFIG", "SET", param.name, current[param.name.encode()])
+
+
+def test_info_follows_config_set(pair):
+    names = ("hz", "maxclients", "maxmemory", "maxmemory-policy")
+    with restoring(pair, *names):
+        pair.same("CONFIG", "SET", "hz", "20", "maxclients", "5000", "maxmemory", "100mb",
+                  "maxmemory-policy", "volatile-lfu")
+        real = {**parse_info(pair.real("INFO", "server")), **parse_info(pair.real("INFO", "clients")),
+                **parse_info(pair.real("INFO", "memory"))}
+        assert (real["hz"], real["configured_hz"], real["maxclients"]) == ("20", "20", "5000")
+        assert (real["maxmemory"], real["maxmemory_human"], real["maxmemory_policy"]) == (
+            "104857600", "100.00M", "volatile-lfu")
+        if pair.fake is not None:
+            fake = {**parse_info(pair.fake("INFO", "server")), **parse_info(pair.fake("INFO", "clients")),
+                    **parse_info(pair.fake("INFO", "memory"))}
+            for field in ("hz", "configured_hz", "maxclients", "maxmemory", "maxmemory_human", "maxmemory_policy"):
+                assert fake[field] == real[field], field
