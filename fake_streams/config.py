@@ -35,7 +35,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from .config_table import TABLES
 
@@ -152,7 +152,7 @@ class ConfigTable:
         pairs = [(bytes(args[i]).decode("latin-1"), bytes(args[i + 1])) for i in range(0, len(args), 2)]
         chosen: List[Param] = []
         refused: Optional[str] = None
-        seen: set = set()
+        seen: Set[str] = set()
         for name, _ in pairs:
             param = self.lookup(name)
             if param is None:
@@ -302,7 +302,7 @@ _EVENT_CLASSES = "g$lshzxetdn"  # the order keyspaceEventsFlagsToString writes t
 
 def events(text: str) -> bytes:
     """notify-keyspace-events as the server shows it (``KEA`` -> ``AKE``)."""
-    letters = set()
+    letters: Set[str] = set()
     for char in text:
         if char == "A":
             letters.update("g$lshzxetd")
