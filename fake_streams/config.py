@@ -311,7 +311,7 @@ def events(text: str) -> bytes:
         else:
             raise ConfigError("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
     if set("g$lshzxetd") <= letters:
-        out = "A" + ("n" if "n" in letters else "")
+        out = "A"  # keyspaceEventsFlagsToString: n (not part of A) is not shown then
     else:
         out = "".join(c for c in _EVENT_CLASSES if c in letters)
     return (out + "".join(c for c in "KEm" if c in letters)).encode()

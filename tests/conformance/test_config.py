@@ -142,7 +142,8 @@ VALID_SETS = [
     ("maxmemory", ["1kb", "1mb", "1gb", "1g", "100k", "1b", "01", "", "18446744073709551615", "20000000000gb",
                    "1" * 130, "18446744073709551616", "0"]),  # overflow: saturated on Redis, refused on Valkey 9
     ("maxmemory-clients", ["10%", "0%", "100%", "1mb", "0"]),
-    ("notify-keyspace-events", ["KEA", "Ex", "g$lshzxet", "A", "Am", "KEt", "", "AKEm", "zz"]),
+    ("notify-keyspace-events", ["KEA", "Ex", "g$lshzxet", "A", "Am", "KEt", "", "AKEm", "zz", "An", "gnK",
+                                "d", "Ag$lshzxetdnKEm", "mmKK", ""]),
     ("hz", ["0", "9999", "10"]),
     ("activerehashing", ["NO", "yes"]),
     ("loglevel", ["VERBOSE", "notice"]),
