@@ -32,6 +32,7 @@ argument.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -100,7 +101,9 @@ class ConfigTable:
     def __init__(self, version: str, rows: Iterable[str], server: str) -> None:
         self.version = version
         self.server = server
-        self.strict_memory = version == "valkey-9.1"  # memory values: overflow refused, a sign where it fits
+        # Valkey 9's number parsers: memory values refuse overflow and take a sign where it fits, floats are
+        # decimal only
+        self.strict_memory = version == "valkey-9.1"
         self.entries: Dict[str, Param] = {}  # lower-case name (aliases too) -> entry
         for line in rows:
             name, alias, kind, flags, default, spec = line.split("|")
@@ -348,21 +351,41 @@ def _oom(text: str) -> bytes:
     return " ".join(str(n) for n in numbers).encode()
 
 
-def _percentiles(text: str) -> bytes:
+def _string2d(word: str, strict: bool) -> Optional[float]:
+    """``string2d``: strtod over the whole word — no leading blank, not NaN, no overflow or underflow; hex floats
+    (``0x1p3``) too on Redis / Valkey 8 (``strict``: Valkey 9's parser takes decimal only)."""
+    if not word or word[0].isspace():
+        return None
+    try:
+        if _FLOAT.match(word) or re.fullmatch(r"[+-]?(inf|infinity)", word, re.IGNORECASE):
+            number = float(word)
+        elif not strict and re.fullmatch(r"[+-]?0[xX][0-9a-fA-F]*\.?[0-9a-fA-F]*([pP][+-]?[0-9]+)?", word):
+            number = float.fromhex(word)
+        else:
+            return None
+    except (ValueError, OverflowError):
+        return None
+    if math.isinf(number) and "inf" not in word.lower():
+        return None  # ERANGE: overflow
+    if number == 0.0 and re.search(r"[1-9]", word.split("e")[0].split("E")[0].split("p")[0].split("P")[0]):
+        return None  # ERANGE: underflow
+    return number
+
+
+def _percentiles(text: str, strict: bool) -> bytes:
     words = [] if text == "" else _split(text)
     out = []
     for word in words:
-        if not _FLOAT.match(word):
+        number = _string2d(word, strict)
+        if number is None:
             raise ConfigError("Invalid latency-tracking-info-percentiles parameters")
-        number = float(word)
         if not 0.0 <= number <= 100.0:
             raise ConfigError("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
-        shown = f"{number:f}".rstrip("0").rstrip(".")  # "%f" then trimDoubleString
-        out.append(shown)
+        out.append(f"{number:f}".rstrip("0").rstrip("."))  # "%f" then trimDoubleString
     return " ".join(out).encode()
 
 
-def _special(param: Param, text: str, current: bytes) -> bytes:
+def _special(param: Param, text: str, current: bytes, strict: bool) -> bytes:
     kind = param.kind
     if kind == "save":
         return _save(text)
@@ -373,7 +396,7 @@ def _special(param: Param, text: str, current: bytes) -> bytes:
     if kind == "oom":
         return _oom(text)
     if kind == "percentiles":
-        return _percentiles(text)
+        return _percentiles(text, strict)
     if kind == "bind":
         return " ".join(_split(text)).encode()
     if kind == "rdma":
@@ -403,7 +426,7 @@ def parse_value(param: Param, value: bytes, table: ConfigTable, current: bytes) 
     text = value.decode("latin-1")
     parser = _PARSERS.get(param.kind)
     if parser is None:
-        return _special(param, text, current)
+        return _special(param, text, current, table.strict_memory)
     return parser(param, text, table)
 
 

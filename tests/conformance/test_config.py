@@ -153,7 +153,9 @@ VALID_SETS = [
     ("client-output-buffer-limit", ["normal 0 0 0", "replica 1mb 2mb 3", "pubsub 1 2 3 normal 4k 5kb 6",
                                     "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"]),
     ("oom-score-adj-values", ["1 2 3", "-2000 0 2000", "0 200 800"]),
-    ("latency-tracking-info-percentiles", ["50 99 99.9", "1.5 100 0", "", "50 99 99.9"]),
+    ("latency-tracking-info-percentiles", ["50 99 99.9", "1.5 100 0", "", "1e2 .5 99.99999", "+50 -0", "inf",
+                                           "-INF", "nan", "1e400", "1e-400", "1e-310", "5.", ".", "50 99 99.9"]),
+    ("latency-tracking-info-percentiles", ["0x10", "0x1p3", "50 99 99.9"]),  # hex floats: Redis 7.x, Valkey 8
     ("lua-time-limit", ["100", "5000"]),
     ("hash-max-ziplist-entries", ["5", "512"]),
     ("list-max-listpack-size", ["-5", "7", "-2"]),
