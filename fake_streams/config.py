@@ -180,7 +180,9 @@ class ConfigTable:
 
 
 def _split(value: str) -> List[str]:
-    return value.split()
+    """A several-argument value as CONFIG SET splits it (``sdssplitlen`` on single spaces: two spaces make an
+    empty argument; a tab is part of one)."""
+    return value.split(" ") if value else []
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -385,6 +387,17 @@ def _percentiles(text: str, strict: bool) -> bytes:
     return " ".join(out).encode()
 
 
+def _bind(text: str) -> bytes:
+    """``bind``: at most 16 addresses. The fake listens on none of them (its TCP server has its own address): an
+    empty address, which no server can bind, is the only one refused, with the server's text."""
+    words = _split(text)
+    if len(words) > 16:
+        raise ConfigError("Too many bind addresses specified.")
+    if "" in words:
+        raise ConfigError("Failed to bind to specified addresses.")
+    return " ".join(words).encode()
+
+
 def _special(param: Param, text: str, current: bytes, strict: bool) -> bytes:
     kind = param.kind
     if kind == "save":
@@ -398,7 +411,7 @@ def _special(param: Param, text: str, current: bytes, strict: bool) -> bytes:
     if kind == "percentiles":
         return _percentiles(text, strict)
     if kind == "bind":
-        return " ".join(_split(text)).encode()
+        return _bind(text)
     if kind == "rdma":
         raise ConfigError("No RDMA building support.")
     raise ConfigError("can't set immutable config")  # replicaof / dir are refused before their value is read

@@ -193,7 +193,10 @@ INVALID_SETS = [
     ("proto-max-bulk-len", "1kb"), ("slowlog-log-slower-than", "-5"), ("lfu-log-factor", "-1"),
     ("hash-max-ziplist-entries", "abc"), ("shutdown-on-sigterm", "save nosave"), ("shutdown-on-sigint", "bogus"),
     ("nosuch", "1"), ("daemonize", "yes"), ("enable-debug-command", "yes"), ("dir", "/nonexistent/x"),
-    ("port", "abc"), ("dbfilename", "x.rdb"), ("replicaof", "no one"),
+    ("port", "abc"), ("dbfilename", "x.rdb"), ("replicaof", "no one"), ("save", " 100 10"), ("save", "100 10 "),
+    ("save", "100\t10"), ("shutdown-on-sigint", "save  force"), ("latency-tracking-info-percentiles", "50  99"),
+    ("client-output-buffer-limit", "normal 0 0  0"), ("oom-score-adj-values", "1 2  3"),
+    ("bind", "127.0.0.1  ::1"), ("bind", " ".join(["127.0.0.1"] * 17)),  # refused before the server binds
 ]
 
 
