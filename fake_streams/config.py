@@ -24,7 +24,7 @@ What the server does, and so this module (Redis 7.0.15 / Valkey 9.1.2 live, ``co
   parameters); memory values as ``memtoull`` (``1k`` = 1000, ``1kb`` = 1024 …, shown in bytes); ``10%`` where
   a percentage is allowed; ``save``, ``client-output-buffer-limit``, ``oom-score-adj-values``,
   ``notify-keyspace-events``, ``latency-tracking-info-percentiles`` with their own syntax and texts; ``hz``
-  kept within 1..500 as updateHZ does.
+  kept within 1..500 and ``repl-backlog-size`` at least 16384, as their apply functions do.
 
 Costs: GET with a glob is O(parameters) (~200–230) plus a sort of the matches; exact names and SET are O(1) per
 argument.
@@ -236,6 +236,10 @@ def _bounded(param: Param, number: int) -> int:
     return number
 
 
+#: what the apply function of a parameter makes of a value in bounds (updateHZ, updateReplBacklogSize)
+_APPLIED_RANGE = {"hz": (1, 500), "repl-backlog-size": (16384, 2 ** 63 - 1)}
+
+
 def _numeric(param: Param, text: str, table: ConfigTable) -> bytes:
     if "%" in param.flags and text.endswith("%"):
         try:
@@ -270,9 +274,13 @@ def _numeric(param: Param, text: str, table: ConfigTable) -> bytes:
         number = int(text, 8)
     else:
         number = _int(text)
+    if "%" in param.flags and number < param.lo:  # a memory value past int64 reads as a negative percentage
+        raise ConfigError(f"percentage argument must be less or equal to {-param.lo}")
     number = _bounded(param, number)
-    if param.name == "hz" or param.canonical == "hz":
-        number = min(max(number, 1), 500)  # updateHZ: CONFIG_MIN_HZ .. CONFIG_MAX_HZ
+    low, high = _APPLIED_RANGE.get(param.canonical, (number, number))
+    number = min(max(number, low), high)
+    if "%" in param.flags and number < 0:  # stored as a negative number, shown as the percentage
+        return f"{-number}%".encode()
     return (oct(number)[2:] if "8" in param.flags else str(number)).encode()
 
 

@@ -141,7 +141,9 @@ def test_config_get_patterns(pair, args):
 VALID_SETS = [
     ("maxmemory", ["1kb", "1mb", "1gb", "1g", "100k", "1b", "01", "", "18446744073709551615", "20000000000gb",
                    "1" * 130, "18446744073709551616", "0"]),  # overflow: saturated on Redis, refused on Valkey 9
-    ("maxmemory-clients", ["10%", "0%", "100%", "1mb", "0"]),
+    ("maxmemory-clients", ["10%", "0%", "100%", "1mb", "01%", "18446744073709551615", "18446744073709551516",
+                           "18446744073709551515", "9223372036854775808", "0"]),  # past int64: a percentage
+    ("repl-backlog-size", ["1", "16385", "1mb"]),
     ("notify-keyspace-events", ["KEA", "Ex", "g$lshzxet", "A", "Am", "KEt", "", "AKEm", "zz", "An", "gnK",
                                 "d", "Ag$lshzxetdnKEm", "mmKK", ""]),
     ("hz", ["0", "9999", "10"]),
