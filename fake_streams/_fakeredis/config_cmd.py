@@ -33,9 +33,19 @@ _OK = SimpleString(b"OK")
 Base = Callable[[], Tuple[Any, Any]]
 
 
+_CONTAINER = signature("config", variadic=True, flags=_NO_SCRIPT)
+
+
 @override("config")
 def _config(sock: Any, name: str, base: Base) -> Tuple[Any, Any]:
-    """``CONFIG`` without a subcommand: the container's arity error (fakeredis calls it an unknown command)."""
+    """``CONFIG`` without a subcommand: the container's arity error (fakeredis calls it an unknown command). From
+    a script whose ``redis.call`` fakeredis did not join with its subcommand: refused as ``noscript``."""
+    if sock._sf_session.depth:
+        return config_container, _CONTAINER
+    raise SimpleError(CONTAINER_ARITY)
+
+
+def config_container(*args: bytes) -> Any:
     raise SimpleError(CONTAINER_ARITY)
 
 

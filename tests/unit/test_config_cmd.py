@@ -141,3 +141,20 @@ def test_port_is_the_address_clients_reach():
         assert r.info("server")["tcp_port"] == 6390
     finally:
         FakeStreamsServer.reset_registry()
+
+
+def test_a_bare_config_from_a_script_is_noscript():
+    """fakeredis < 2.39 does not join ``redis.call('config', 'get', …)`` with its subcommand: the bare container,
+    looked up from a script, carries ``noscript`` (fakeredis then refuses it as the server does)."""
+    from types import SimpleNamespace
+
+    from fake_streams._fakeredis import overrides
+    from fake_streams._fakeredis.compat import SimpleError, msgs
+
+    lookup = overrides.find("config")
+    in_script = SimpleNamespace(_sf_session=SimpleNamespace(depth=1))
+    _, sig = lookup(in_script, "config", lambda: (None, None))
+    assert msgs.FLAG_NO_SCRIPT in sig.flags
+    top_level = SimpleNamespace(_sf_session=SimpleNamespace(depth=0))
+    with pytest.raises(SimpleError, match="wrong number of arguments for 'config' command"):
+        lookup(top_level, "config", lambda: (None, None))
