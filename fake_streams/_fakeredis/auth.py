@@ -30,6 +30,7 @@ import fnmatch
 import hashlib
 from typing import Any, List, Optional
 
+from ..topology import keys as key_specs
 from .compat import SimpleError, get_command_info
 
 NOAUTH = "NOAUTH Authentication required."
@@ -230,29 +231,15 @@ def _command_info(fields: List[bytes]) -> Any:
     return info or get_command_info(name)
 
 
-def command_keys(sock: Any, fields: List[bytes], cmd: str, info: Any) -> List[bytes]:
-    """The keys ``fields`` names: the engine's for stream commands, the command table's first/last/step else."""
-    router = sock._sf_session.server.router
-    kind, spec_name = router.resolve(cmd)
+def command_keys(sock: Any, fields: List[bytes], cmd: str, info: Any = None) -> List[bytes]:
+    """The keys ``fields`` names, as the server's key specs say (``COMMAND GETKEYS``): the engine's for stream
+    commands, :mod:`fake_streams.topology.keys` for the rest (``info``: fakeredis's command-table entry of
+    ``fields[0]``, looked up when not given). Used by the ACL key check and a cluster node's slot check."""
+    argv = [bytes(f) for f in fields]
+    kind, spec_name = sock._sf_session.server.router.resolve(cmd)
     if kind == "spec":
-        return stream_keys(spec_name, [bytes(f) for f in fields])
-    if bytes(fields[0]).lower() in _NUMKEYS_COMMANDS:  # movablekeys: KEYS follow numkeys (fields[2])
-        try:
-            numkeys = int(fields[2]) if len(fields) > 2 else 0
-        except ValueError:
-            return []
-        return [bytes(k) for k in fields[3:3 + max(numkeys, 0)]]
-    if not info:
-        return []
-    first, last, step = info[3:6]
-    if first <= 0:
-        return []
-    last = len(fields) + last if last < 0 else last
-    return [bytes(k) for k in fields[first:last + 1:max(step, 1)]]
-
-
-#: scripting commands whose keys are the ``numkeys`` arguments after the script / function name
-_NUMKEYS_COMMANDS = frozenset({b"eval", b"evalsha", b"eval_ro", b"evalsha_ro", b"fcall", b"fcall_ro"})
+        return stream_keys(spec_name, argv)
+    return key_specs.command_keys(argv, info if info is not None else get_command_info(argv[0].lower()))
 
 
 def stream_keys(spec_name: str, fields: List[bytes]) -> List[bytes]:

@@ -25,7 +25,7 @@ from ..errors import ReplyError
 from ..topology import keys as topology_keys
 from ..topology import redirect
 from ..topology import replies as cluster_replies
-from .auth import stream_keys
+from . import auth
 from .backend import error, to_wire
 from .compat import SimpleError, SimpleString, extract_command, get_command_info
 from .overrides import override, signature
@@ -194,11 +194,8 @@ def command_getkeys(sock: Any, *argv: bytes) -> Any:
 
 # --------------------------------------------------------------------------------------------- slot check
 def command_keys(sock: Any, fields: List[bytes], cmd: str) -> List[bytes]:
-    """The keys of ``fields`` (``cmd``: fakeredis's name for it)."""
-    kind, spec_name = sock._sf_session.server.router.resolve(cmd)
-    if kind == "spec":
-        return stream_keys(spec_name, fields)
-    return topology_keys.command_keys(fields, get_command_info(fields[0].lower()))
+    """The keys of ``fields`` (``cmd``: fakeredis's name for it): :func:`.auth.command_keys`."""
+    return auth.command_keys(sock, fields, cmd)
 
 
 def refused(sock: Any, fields: Any, session: Any) -> bool:

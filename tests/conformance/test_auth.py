@@ -176,6 +176,20 @@ def test_acl_key_patterns_apply_to_every_stream_command(pair, clients):
     c.same("ACL", "WHOAMI")
 
 
+def test_acl_key_patterns_see_every_key_of_variadic_and_movable_key_commands(pair, clients):
+    """The key check takes every key the key specs name (DEL a b, MSET's odd arguments, EVAL's numkeys keys,
+    ZUNIONSTORE's destination and sources), not only the first."""
+    admin = clients()
+    admin.same("ACL", "SETUSER", "carol", "on", ">pw", "~s*", "+@all")
+    c = clients()
+    c.same("AUTH", "carol", "pw")
+    for argv in [("DEL", "s1", "t1"), ("DEL", "s1", "s2"), ("MSET", "s1", "1", "t1", "2"), ("MSET", "s1", "1", "s2", "2"),
+                 ("MGET", "s1", "t1"), ("EXISTS", "s1", "s2", "t1"), ("EVAL", "return 1", "2", "s1", "t1"),
+                 ("EVAL", "return 1", "1", "s1", "t1"), ("ZUNIONSTORE", "s9", "2", "s1", "t1"),
+                 ("ZUNIONSTORE", "t9", "1", "s1"), ("RENAME", "s1", "t1"), ("XADD", "s3", "*", "f", "v")]:
+        c.same(*argv)
+
+
 def test_acl_command_rules_on_stream_commands(pair, clients):
     admin = clients()
     admin.same("XADD", "s", "1-1", "f", "v")
