@@ -30,10 +30,13 @@ when the policy does not track them are the server's. A missing key is a nil rep
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, List, Optional, Tuple
 
 from .ids import parse_i64
 from .nodes import LP_EMPTY_BYTES, str_size
+from .rdb.objects import hash_encoding, set_encoding, zset_encoding
+from .rdb.values import Encodings
 
 #: ``OBJ_SHARED_REFCOUNT``
 SHARED_REFCOUNT = 2147483647
@@ -143,31 +146,28 @@ def encoding(profile: Any, value: Any, config: Config) -> str:
     if kind == "list":
         return "listpack" if since_72 and _list_fits(value, _setting(config, "list-max-listpack-size")) else "quicklist"
     if kind == "set":
-        members = list(value)
-        if len(members) <= _setting(config, "set-max-intset-entries") and all(
-                len(m) <= 20 and parse_i64(bytes(m)) is not None for m in members):
-            return "intset"
-        if since_72 and _small(members, (), config, "set"):
-            return "listpack"
-        return "hashtable"
+        return set_encoding([_bytes(m) for m in value], _limits(config), since_72)
     if kind == "hash":
-        items = list(value.items())
-        return "listpack" if _small([k for k, _ in items], [v for _, v in items], config, "hash") else "hashtable"
+        return hash_encoding([(_bytes(k), _bytes(v)) for k, v in value.items()], _limits(config))
     if kind == "zset":
-        return "listpack" if _small([member for member, _ in value.items()], (), config, "zset") else "skiplist"
+        return zset_encoding([_bytes(member) for member, _ in value.items()], _limits(config))
     return "raw"
 
 
-def _small(names: List[Any], values: Any, config: Config, kind: str) -> bool:
-    """Whether a set/hash/zset fits its ``<kind>-max-listpack-entries`` and ``-value`` limits."""
-    if len(names) > _setting(config, f"{kind}-max-listpack-entries"):
-        return False
-    limit = _setting(config, f"{kind}-max-listpack-value")
-    return all(_blen(x) <= limit for x in names) and all(_blen(x) <= limit for x in values)
+def _limits(config: Config) -> Encodings:
+    """The ``*-max-listpack-*`` / ``set-max-intset-entries`` limits in CONFIG now."""
+    s = functools.partial(_setting, config)
+    return Encodings(list_max_listpack_size=s("list-max-listpack-size"), set_max_intset_entries=s("set-max-intset-entries"),
+                     set_max_listpack_entries=s("set-max-listpack-entries"),
+                     set_max_listpack_value=s("set-max-listpack-value"),
+                     zset_max_listpack_entries=s("zset-max-listpack-entries"),
+                     zset_max_listpack_value=s("zset-max-listpack-value"),
+                     hash_max_listpack_entries=s("hash-max-listpack-entries"),
+                     hash_max_listpack_value=s("hash-max-listpack-value"))
 
 
-def _blen(x: Any) -> int:
-    return len(x) if isinstance(x, (bytes, bytearray)) else len(str(x))
+def _bytes(x: Any) -> bytes:
+    return bytes(x) if isinstance(x, (bytes, bytearray)) else str(x).encode()
 
 
 def _list_fits(items: List[bytes], fill: int) -> bool:

@@ -156,9 +156,34 @@ def _all_short(items: Sequence[bytes], limit: int) -> bool:
     return all(len(x) <= limit for x in items)
 
 
-def _encode_hash(w: Writer, pairs: List[Tuple[bytes, bytes]], ttls: Dict[bytes, int], enc: Encodings) -> None:
+# ------------------------------------------------------------- encodings (also OBJECT ENCODING's answer)
+def set_encoding(members: Sequence[bytes], enc: Encodings, modern: bool) -> str:
+    """``"intset"``, ``"listpack"`` (``modern``: 7.2+) or ``"hashtable"``: how the server keeps a set of these
+    ``members`` at these limits (decided by the content: see the README's known differences). O(n)."""
+    if len(members) <= enc.set_max_intset_entries and all(len(m) <= 20 and parse_i64(m) is not None for m in members):
+        return "intset"
+    if modern and len(members) <= enc.set_max_listpack_entries and _all_short(members, enc.set_max_listpack_value):
+        return "listpack"
+    return "hashtable"
+
+
+def zset_encoding(members: Sequence[bytes], enc: Encodings) -> str:
+    """``"listpack"`` or ``"skiplist"`` for a sorted set of these ``members``. O(n)."""
+    if len(members) <= enc.zset_max_listpack_entries and _all_short(members, enc.zset_max_listpack_value):
+        return "listpack"
+    return "skiplist"
+
+
+def hash_encoding(pairs: Sequence[Tuple[bytes, bytes]], enc: Encodings) -> str:
+    """``"listpack"`` or ``"hashtable"`` for a hash of these field/value ``pairs``. O(n)."""
     limit = enc.hash_max_listpack_value
-    compact = len(pairs) <= enc.hash_max_listpack_entries and all(len(f) <= limit and len(v) <= limit for f, v in pairs)
+    if len(pairs) <= enc.hash_max_listpack_entries and all(len(f) <= limit and len(v) <= limit for f, v in pairs):
+        return "listpack"
+    return "hashtable"
+
+
+def _encode_hash(w: Writer, pairs: List[Tuple[bytes, bytes]], ttls: Dict[bytes, int], enc: Encodings) -> None:
+    compact = hash_encoding(pairs, enc) == "listpack"
     if not ttls:
         if compact:
             w.byte(TYPE_HASH_LISTPACK)
@@ -207,11 +232,11 @@ def encode(value: Value, enc: Encodings, modern: bool, stream_type: int, hash_tt
     elif kind == "set":
         members: List[bytes] = list(data)
         ints = [parse_i64(m) if len(m) <= 20 else None for m in members]
-        values = [i for i in ints if i is not None]
-        if len(values) == len(members) and len(members) <= enc.set_max_intset_entries:
+        encoding = set_encoding(members, enc, modern)
+        if encoding == "intset":
             w.byte(TYPE_SET_INTSET)
-            w.string(intset.encode(values))
-        elif modern and len(members) <= enc.set_max_listpack_entries and _all_short(members, enc.set_max_listpack_value):
+            w.string(intset.encode([i for i in ints if i is not None]))
+        elif encoding == "listpack":
             w.byte(TYPE_SET_LISTPACK)
             w.string(listpack.encode(_listpack_set_order(members, ints)))
         else:
@@ -221,7 +246,7 @@ def encode(value: Value, enc: Encodings, modern: bool, stream_type: int, hash_tt
                 w.string(m)
     elif kind == "zset":
         pairs = sorted(data, key=lambda p: (p[1], p[0]))
-        if len(pairs) <= enc.zset_max_listpack_entries and _all_short([m for m, _ in pairs], enc.zset_max_listpack_value):
+        if zset_encoding([m for m, _ in pairs], enc) == "listpack":
             w.byte(TYPE_ZSET_LISTPACK)
             items: List[listpack.Element] = []
             for member, score in pairs:

@@ -433,16 +433,21 @@ class TcpServer:
             if reply and self.running is not None and conn is not self.running:
                 self._after_command.append((conn, data, action))
                 return
-            if data is not None and not conn.closed:
-                conn._queue(data)
-            if action is not None:
-                action()
-            client = conn.client
-            if client is not None and client.resume_pending:
-                self._ready.append(conn)
+            self._deliver(conn, data, action)
             return
         self._inbox.append((conn, data, action))
         self._wake()
+
+    def _deliver(self, conn: Connection, data: Optional[bytes], action: Optional[Callable[[], None]]) -> None:
+        """Loop thread: queue ``data`` for ``conn``, run ``action``, and resume ``conn`` if its blocked command
+        was answered."""
+        if data is not None and not conn.closed:
+            conn._queue(data)
+        if action is not None:
+            action()
+        client = conn.client
+        if client is not None and client.resume_pending:
+            self._ready.append(conn)
 
     def release_after_command(self) -> None:
         """Queue the replies held back while the command ran (loop thread)."""
@@ -527,14 +532,7 @@ class TcpServer:
     def _after_reads(self) -> None:
         inbox = self._inbox
         while inbox:
-            conn, data, action = inbox.popleft()
-            if data is not None and not conn.closed:
-                conn._queue(data)
-            if action is not None:
-                action()
-            client = conn.client
-            if client is not None and client.resume_pending:
-                self._ready.append(conn)
+            self._deliver(*inbox.popleft())
         if self.rechecks:
             self.run_rechecks()
         if self._timers:
