@@ -80,6 +80,9 @@ ERRORS: Dict[str, str] = {
     "XAUTOCLAIM_MIN_IDLE": "ERR Invalid min-idle-time argument for XAUTOCLAIM",
     "XAUTOCLAIM_COUNT": "ERR COUNT must be > 0",
     "XAUTOCLAIM_COUNT_MEMORY": "ERR Insufficient memory, failed allocating transient memory, COUNT too high.",
+    # XDELEX / XACKDEL (Redis 8.2; texts measured on Redis 8.2.3)
+    "NUMIDS_POSITIVE": "ERR Number of IDs must be a positive integer",
+    "NUMIDS_MISMATCH": "ERR The `numids` parameter must match the number of arguments",
     # blocking
     "BLOCKED_NOGROUP_R70": "NOGROUP the consumer group this client was blocked on no longer exists",
     "BLOCKED_KEY_GONE_R70": "UNBLOCKED the stream key no longer exists",

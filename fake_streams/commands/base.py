@@ -106,6 +106,8 @@ class CommandSpec:
     since: str = "5.0.0"
     summary: str = ""
     complexity: str = ""
+    #: the profile feature the command needs (``profile.has(feature)``); other profiles answer ``unknown command``
+    feature: Optional[str] = None
 
     def arity_ok(self, argc: int) -> bool:
         """Whether ``argc`` (the full argv length, names included) satisfies the arity."""
