@@ -28,6 +28,7 @@ FEATURES: Mapping[str, str] = MappingProxyType(
         "xsetid_checks_max_deleted": "XSETID refuses an ID below max-deleted-entry-id (R7.2+) [row 11]",
         "block_timeout_range_check": "BLOCK refuses a timeout whose deadline would overflow int64: 'timeout is out of range' (R7.2+; 7.0 blocks) [timeout.c]",
         # Redis 8 (docs/redis8-choices.md; spec addendum streams-redis8.md §0.3)
+        "lag_behind_first_estimated": "a group whose last ID is behind the first entry has its entries-read estimated, not counted (R8.0, #13958) [A9]",
         "stream_ref_policies": "XDELEX, XACKDEL, KEEPREF/DELREF/ACKED on XADD/XTRIM (R8.2.0) [A1, A2]",
         "entriesread_capped": "XGROUP CREATE/SETID store ENTRIESREAD capped at entries-added (R8.2.2) [A3]",
         "approx_trim_ref_policies": "`~` trimming honours DELREF/ACKED; before, it deletes nothing (R8.2.7, R8.4.4, R8.6.0) [A2]",
@@ -35,7 +36,7 @@ FEATURES: Mapping[str, str] = MappingProxyType(
 )
 
 #: the Redis 8 switches: not in the 7.x / Valkey profiles
-REDIS8_FEATURES = frozenset({"stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies"})
+REDIS8_FEATURES = frozenset({"lag_behind_first_estimated", "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies"})
 _ALL = frozenset(FEATURES)
 _R7 = _ALL - REDIS8_FEATURES
 
@@ -148,7 +149,7 @@ def _redis8(line: str, patch: int, features: FrozenSet[str]) -> Profile:
         server="redis",
         redis_version=f"{line}.{patch}",
         valkey_version=None,
-        features=_R7 | features,
+        features=_R7 | {"lag_behind_first_estimated"} | features,
         error_overrides={
             # Redis 8.0 (#13958): XREAD also names '+' (measured on Redis 8.2.3)
             "UNBALANCED_XREAD": "ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be specified.",
