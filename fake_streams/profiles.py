@@ -29,6 +29,7 @@ FEATURES: Mapping[str, str] = MappingProxyType(
         "block_timeout_range_check": "BLOCK refuses a timeout whose deadline would overflow int64: 'timeout is out of range' (R7.2+; 7.0 blocks) [timeout.c]",
         # Redis 8 (docs/redis8-choices.md; spec addendum streams-redis8.md §0.3)
         "lag_behind_first_estimated": "a group whose last ID is behind the first entry has its entries-read estimated, not counted (R8.0, #13958) [A9]",
+        "xread_plus_empty_nil": "XREAD '+' on a stream whose last ID is 0-0 reads nothing (nil, or blocks) instead of the error (measured on R8.2.3; assumed from R8.0)",
         "stream_ref_policies": "XDELEX, XACKDEL, KEEPREF/DELREF/ACKED on XADD/XTRIM (R8.2.0) [A1, A2]",
         "entriesread_capped": "XGROUP CREATE/SETID store ENTRIESREAD capped at entries-added (R8.2.2) [A3]",
         "approx_trim_ref_policies": "`~` trimming honours DELREF/ACKED; before, it deletes nothing (R8.2.7, R8.4.4, R8.6.0) [A2]",
@@ -36,7 +37,7 @@ FEATURES: Mapping[str, str] = MappingProxyType(
 )
 
 #: the Redis 8 switches: not in the 7.x / Valkey profiles
-REDIS8_FEATURES = frozenset({"lag_behind_first_estimated", "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies"})
+REDIS8_FEATURES = frozenset({"lag_behind_first_estimated", "xread_plus_empty_nil", "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies"})
 _ALL = frozenset(FEATURES)
 _R7 = _ALL - REDIS8_FEATURES
 
@@ -149,7 +150,7 @@ def _redis8(line: str, patch: int, features: FrozenSet[str]) -> Profile:
         server="redis",
         redis_version=f"{line}.{patch}",
         valkey_version=None,
-        features=_R7 | {"lag_behind_first_estimated"} | features,
+        features=_R7 | {"lag_behind_first_estimated", "xread_plus_empty_nil"} | features,
         error_overrides={
             # Redis 8.0 (#13958): XREAD also names '+' (measured on Redis 8.2.3)
             "UNBALANCED_XREAD": "ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be specified.",

@@ -187,9 +187,12 @@ def _resolve(ctx: Context, opts: ReadOptions, args: List[bytes]) -> List[Resolve
                 gt = MIN_ID
             else:
                 before_last = stream.last_id.decr()
-                if before_last is None:
+                if before_last is not None:
+                    gt = before_last
+                elif ctx.profile.has("xread_plus_empty_nil"):
+                    gt = MIN_ID  # nothing is newer: nil, or BLOCK waits for the first entry
+                else:
                     raise ReplyError("XREAD_LAST_ID_ZERO")
-                gt = before_last
         elif raw == b">":
             if not opts.is_group:
                 raise ReplyError("XREAD_GT_ID")

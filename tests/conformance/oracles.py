@@ -130,8 +130,9 @@ def _find_redis8_server() -> Tuple[Optional[str], str]:
 
 
 _FINDERS = {"redis": _find_redis_server, "valkey": _find_valkey_server, "redis8": _find_redis8_server}
-#: oracles of the default ``pair`` parameters; "redis8" serves the Redis 8 tests (:func:`redis8_targets`)
-DEFAULT_KINDS = ("redis", "valkey")
+#: oracles of the default ``pair`` parameters; "redis8" serves the Redis 8 tests (:func:`redis8_targets`).
+#: ``FAKE_STREAMS_ORACLES=redis,valkey,redis8`` runs every ``pair`` scenario on the listed oracles instead.
+DEFAULT_KINDS = tuple(k for k in os.environ.get("FAKE_STREAMS_ORACLES", "redis,valkey").split(",") if k in _FINDERS)
 
 
 def label_of(kind: str, version: str) -> str:

@@ -241,3 +241,16 @@ def test_lag_and_entries_read_random_traces(pair, seed):
                 argv = ("XREADGROUP", "GROUP", group, "c", "COUNT", str(rnd.randint(1, 3)), "STREAMS", "s", ">")
             pair.same(*argv)
             pair.same("XINFO", "GROUPS", "s")
+
+
+def test_xread_plus_on_an_empty_stream_reads_nothing_and_blocks(pair):
+    """Redis 8.2.3: nil instead of 7.4's "the stream last element ID is 0-0"; with BLOCK it waits for the first
+    entry. Choice: assumed for every 8.x profile (docs/redis8-choices.md)."""
+    pair.same("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    pair.same("XREAD", "STREAMS", "s", "+")
+    pair.same("XREAD", "COUNT", "1", "STREAMS", "s", "+")
+    reader = pair.connect()
+    reader.send("XREAD", "BLOCK", "0", "STREAMS", "s", "+")
+    pair.wait_blocked()
+    pair.same("XADD", "s", "5-0", "f", "v")
+    reader.read()
