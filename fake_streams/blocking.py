@@ -135,6 +135,7 @@ class BlockingRegistry:
         self._queues: Dict[QueueKey, Dict[Waiter, None]] = {}  # insertion-ordered: the FIFO
         self._waiters: Dict[Any, Waiter] = {}  # session -> its registration
         self._deadlines: List[Tuple[int, int, Waiter]] = []  # (due, seq, waiter); see _due_now()
+        self._rechecks: List[Tuple[int, int, Waiter]] = []  # BlockRequest.recheck_ms (XREADGROUP CLAIM): re-run due
         self._safety: List[Tuple[float, int, Waiter]] = []  # real_monotonic()
         self._expiry: List[Tuple[float, int, Any, bytes]] = []  # wall-clock s (fakeredis expiry), (db, key)
         self._expiry_at: Dict[QueueKey, float] = {}  # what _expiry holds per key (no duplicates)
@@ -170,6 +171,11 @@ class BlockingRegistry:
             heapq.heappush(self._deadlines, (waiter.due, waiter.seq, waiter))
             if not self._server.clock.manual:
                 self._timer.due(self._deadline_wait(waiter.due))
+        if waiter.req.recheck_ms is not None:
+            recheck = self._due_now() + waiter.req.recheck_ms
+            heapq.heappush(self._rechecks, (recheck, waiter.seq, waiter))
+            if not self._server.clock.manual:
+                self._timer.due(self._deadline_wait(recheck))
         if waiter.safety_at is not None:
             heapq.heappush(self._safety, (waiter.safety_at, waiter.seq, waiter))
             self._timer.due(waiter.safety_at - real_monotonic())
@@ -193,8 +199,9 @@ class BlockingRegistry:
             self._cond.notify_all()
             idle = not self._waiters
         waiter.session.set_blocked(False)
-        if idle and (self._deadlines or self._safety or self._expiry):
+        if idle and (self._deadlines or self._safety or self._expiry or self._rechecks):
             self._deadlines.clear()  # every entry is stale now: let the timer thread end
+            self._rechecks.clear()
             self._safety.clear()
             self._expiry.clear()
             self._expiry_at.clear()
@@ -362,6 +369,11 @@ class BlockingRegistry:
 
     def _expire_deadlines(self) -> None:
         now = self._due_now()
+        rechecks = self._rechecks
+        while rechecks and rechecks[0][0] <= now:  # a CLAIM reader's pending entry became claimable: re-run
+            _, _, waiter = heapq.heappop(rechecks)
+            if self._live(waiter) and waiter.session.alive:
+                self._serve(waiter, waiter.keys[0])
         heap = self._deadlines
         while heap and heap[0][0] <= now:
             _, _, waiter = heapq.heappop(heap)
@@ -428,6 +440,10 @@ class BlockingRegistry:
                 heapq.heappop(self._deadlines)
             if self._deadlines:
                 waits.append(self._deadline_wait(self._deadlines[0][0]))
+            while self._rechecks and not self._live(self._rechecks[0][2]):
+                heapq.heappop(self._rechecks)
+            if self._rechecks:
+                waits.append(self._deadline_wait(self._rechecks[0][0]))
         mono = real_monotonic()
         while self._safety and (self._safety[0][0] <= mono or not self._live(self._safety[0][2])):
             _, _, waiter = heapq.heappop(self._safety)

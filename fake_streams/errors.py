@@ -83,6 +83,10 @@ ERRORS: Dict[str, str] = {
     # XDELEX / XACKDEL (Redis 8.2; texts measured on Redis 8.2.3)
     "NUMIDS_POSITIVE": "ERR Number of IDs must be a positive integer",
     "NUMIDS_MISMATCH": "ERR The `numids` parameter must match the number of arguments",
+    # XREADGROUP CLAIM (Redis 8.4; texts from the Tcl test globs, the rest by analogy: docs/redis8-choices.md)
+    "XREAD_CLAIM_OPTION": "ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead.",
+    "CLAIM_NOT_INTEGER": "ERR min-idle-time is not an integer",
+    "CLAIM_NEGATIVE": "ERR min-idle-time must be a positive integer",
     # blocking
     "BLOCKED_NOGROUP_R70": "NOGROUP the consumer group this client was blocked on no longer exists",
     "BLOCKED_KEY_GONE_R70": "UNBLOCKED the stream key no longer exists",

@@ -32,12 +32,13 @@ FEATURES: Mapping[str, str] = MappingProxyType(
         "xread_plus_empty_nil": "XREAD '+' on a stream whose last ID is 0-0 reads nothing (nil, or blocks) instead of the error (measured on R8.2.3; assumed from R8.0)",
         "stream_ref_policies": "XDELEX, XACKDEL, KEEPREF/DELREF/ACKED on XADD/XTRIM (R8.2.0) [A1, A2]",
         "entriesread_capped": "XGROUP CREATE/SETID store ENTRIESREAD capped at entries-added (R8.2.2) [A3]",
+        "xreadgroup_claim": "XREADGROUP … CLAIM min-idle-time: idle pending entries first, 4-element entries (R8.4.0) [A4]",
         "approx_trim_ref_policies": "`~` trimming honours DELREF/ACKED; before, it deletes nothing (R8.2.7, R8.4.4, R8.6.0) [A2]",
     }
 )
 
 #: the Redis 8 switches: not in the 7.x / Valkey profiles
-REDIS8_FEATURES = frozenset({"lag_behind_first_estimated", "xread_plus_empty_nil", "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies"})
+REDIS8_FEATURES = frozenset({"lag_behind_first_estimated", "xread_plus_empty_nil", "xreadgroup_claim", "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies"})
 _ALL = frozenset(FEATURES)
 _R7 = _ALL - REDIS8_FEATURES
 
@@ -162,10 +163,11 @@ def _redis8(line: str, patch: int, features: FrozenSet[str]) -> Profile:
 _R8_2_ADDITIONS = frozenset({"stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies"})
 R8_0 = _redis8("8.0", 0, frozenset())
 R8_2 = _redis8("8.2", 7, _R8_2_ADDITIONS)
-R8_4 = _redis8("8.4", 4, _R8_2_ADDITIONS)
-R8_6 = _redis8("8.6", 2, _R8_2_ADDITIONS)
-R8_8 = _redis8("8.8", 0, _R8_2_ADDITIONS)
-R8_10 = _redis8("8.10", 1, _R8_2_ADDITIONS)
+_R8_4_ADDITIONS = _R8_2_ADDITIONS | {"xreadgroup_claim"}
+R8_4 = _redis8("8.4", 4, _R8_4_ADDITIONS)
+R8_6 = _redis8("8.6", 2, _R8_4_ADDITIONS)
+R8_8 = _redis8("8.8", 0, _R8_4_ADDITIONS)
+R8_10 = _redis8("8.10", 1, _R8_4_ADDITIONS)
 REDIS8_PROFILES = (R8_0, R8_2, R8_4, R8_6, R8_8, R8_10)
 
 PROFILES: Mapping[str, Profile] = MappingProxyType(
