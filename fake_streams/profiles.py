@@ -33,12 +33,14 @@ FEATURES: Mapping[str, str] = MappingProxyType(
         "stream_ref_policies": "XDELEX, XACKDEL, KEEPREF/DELREF/ACKED on XADD/XTRIM (R8.2.0) [A1, A2]",
         "entriesread_capped": "XGROUP CREATE/SETID store ENTRIESREAD capped at entries-added (R8.2.2) [A3]",
         "xreadgroup_claim": "XREADGROUP … CLAIM min-idle-time: idle pending entries first, 4-element entries (R8.4.0) [A4]",
+        "stream_idmp": "XADD IDMP/IDMPAUTO, XCFGSET, the six XINFO STREAM IDMP fields (R8.6.0) [A5]",
         "approx_trim_ref_policies": "`~` trimming honours DELREF/ACKED; before, it deletes nothing (R8.2.7, R8.4.4, R8.6.0) [A2]",
     }
 )
 
 #: the Redis 8 switches: not in the 7.x / Valkey profiles
-REDIS8_FEATURES = frozenset({"lag_behind_first_estimated", "xread_plus_empty_nil", "xreadgroup_claim", "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies"})
+REDIS8_FEATURES = frozenset({"lag_behind_first_estimated", "xread_plus_empty_nil", "xreadgroup_claim", "stream_idmp",
+                             "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies"})
 _ALL = frozenset(FEATURES)
 _R7 = _ALL - REDIS8_FEATURES
 
@@ -165,9 +167,10 @@ R8_0 = _redis8("8.0", 0, frozenset())
 R8_2 = _redis8("8.2", 7, _R8_2_ADDITIONS)
 _R8_4_ADDITIONS = _R8_2_ADDITIONS | {"xreadgroup_claim"}
 R8_4 = _redis8("8.4", 4, _R8_4_ADDITIONS)
-R8_6 = _redis8("8.6", 2, _R8_4_ADDITIONS)
-R8_8 = _redis8("8.8", 0, _R8_4_ADDITIONS)
-R8_10 = _redis8("8.10", 1, _R8_4_ADDITIONS)
+_R8_6_ADDITIONS = _R8_4_ADDITIONS | {"stream_idmp"}
+R8_6 = _redis8("8.6", 2, _R8_6_ADDITIONS)
+R8_8 = _redis8("8.8", 0, _R8_6_ADDITIONS)
+R8_10 = _redis8("8.10", 1, _R8_6_ADDITIONS)
 REDIS8_PROFILES = (R8_0, R8_2, R8_4, R8_6, R8_8, R8_10)
 
 PROFILES: Mapping[str, Profile] = MappingProxyType(

@@ -1,6 +1,6 @@
 """XADD and XTRIM (spec §2.1, §2.2).
 
-``XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [(MAXLEN | MINID) [= | ~] threshold [LIMIT count]] (* | id) field value [field value ...]``
+``XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO pid | IDMP pid iid] [(MAXLEN | MINID) [= | ~] threshold [LIMIT count]] (* | id) field value [field value ...]``
 ``XTRIM key (MAXLEN | MINID) [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]``
 
 The reference-policy words exist on profiles with ``stream_ref_policies`` (Redis 8.2+, :mod:`fake_streams.refs`).
@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import List, NamedTuple, Optional, Tuple
 
 from ..errors import ReplyError
+from ..idmp import auto_iid, state_of
 from ..ids import MAX_ID, MIN_ID, U64_MAX, StreamID, key_of, next_id, parse_strict_id, parse_xadd_id
 from ..nodes import LISTPACK_MAX_SIZE
 from ..refs import KEEPREF, policy_word, trim_with_policy
@@ -43,6 +44,8 @@ class TrimArgs(NamedTuple):
     seq_given: bool
     #: reference policy of the trimming (Redis 8.2 KEEPREF / DELREF / ACKED; :mod:`fake_streams.refs`)
     policy: str = KEEPREF
+    #: Redis 8.6 ``IDMP pid iid`` → ``(pid, iid)``, ``IDMPAUTO pid`` → ``(pid, None)`` (:mod:`fake_streams.idmp`)
+    idmp: Optional[Tuple[bytes, Optional[bytes]]] = None
 
     @property
     def has_strategy(self) -> bool:
@@ -55,13 +58,15 @@ _TOKENS.update({t: t for t in (b"maxlen", b"minid", b"limit", b"nomkstream", b"*
 _new_trim_args = tuple.__new__
 
 
-def parse_add_trim_args(args: List[bytes], xadd: bool, policies: bool = False) -> TrimArgs:
+def parse_add_trim_args(args: List[bytes], xadd: bool, policies: bool = False, idmp_ok: bool = False) -> TrimArgs:
     """``streamParseAddOrTrimArgsOrReply``: scan ``args[1:]`` (``args[0]`` is the key). Raises ReplyError.
 
     ``policies`` (profile feature ``stream_ref_policies``): one KEEPREF / DELREF / ACKED word is an option;
     a second one is XADD's ID (``Invalid stream ID``) or XTRIM's ``syntax error`` (Redis 8.2.3).
+    ``idmp_ok`` (``stream_idmp``, XADD only): ``IDMP pid iid`` / ``IDMPAUTO pid``, once, with the ``*`` ID.
     """
     policy: Optional[str] = None
+    idmp: Optional[Tuple[bytes, Optional[bytes]]] = None
     maxlen: Optional[int] = None
     minid: Optional[StreamID] = None
     approx = False
@@ -107,12 +112,30 @@ def parse_add_trim_args(args: List[bytes], xadd: bool, policies: bool = False) -
             nomkstream = True
         elif policies and policy is None and policy_word(name) is not None:
             policy = policy_word(name)
+        elif idmp_ok and xadd and name in (b"idmp", b"idmpauto") and moreargs >= (2 if name == b"idmp" else 1):
+            if idmp is not None:
+                raise ReplyError("IDMP_TWICE")
+            pid = args[i + 1]
+            if name == b"idmp":
+                if not pid:
+                    raise ReplyError("IDMP_EMPTY_PID")
+                if not args[i + 2]:
+                    raise ReplyError("IDMP_EMPTY_IID")
+                idmp = (pid, args[i + 2])
+                i += 2
+            else:
+                if not pid:
+                    raise ReplyError("IDMPAUTO_EMPTY_PID")
+                idmp = (pid, None)
+                i += 1
         elif xadd:
             sid, seq_given = parse_xadd_id(opt)
             break
         else:
             raise ReplyError("SYNTAX")
         i += 1
+    if idmp is not None and sid is not None:
+        raise ReplyError("IDMP_EXPLICIT_ID")
     has_strategy = maxlen is not None or minid is not None
     if limit and not has_strategy:
         raise ReplyError("LIMIT_WITHOUT_STRATEGY")
@@ -122,7 +145,7 @@ def parse_add_trim_args(args: List[bytes], xadd: bool, policies: bool = False) -
         raise ReplyError("LIMIT_WITHOUT_APPROX")
     return _new_trim_args(  # TrimArgs(...) without the NamedTuple's Python-level __new__
         TrimArgs, (maxlen, minid, approx, limit if limit_given else None, nomkstream, i, sid, seq_given,
-                   policy or KEEPREF)
+                   policy or KEEPREF, idmp)
     )
 
 
@@ -162,16 +185,30 @@ def xadd(ctx: Context, args: List[bytes]) -> Optional[bytes]:
     if is_plain_xadd(args):  # `XADD key * field value ...`: no option to scan
         return _xadd_now(ctx, key, args)
     profile = ctx.profile
-    targs = parse_xadd_args(args, profile.has("stream_ref_policies"))
+    targs = parse_xadd_args(args, profile.has("stream_ref_policies"), profile.has("stream_idmp"))
     stream = ctx.lookup(key)
     if stream is None:
         if targs.nomkstream:
             return None
         stream = ctx.create(key)
+    idmp = None
+    if targs.idmp is not None:
+        pid, iid = targs.idmp
+        idmp = (pid, iid if iid is not None else auto_iid(args[targs.id_pos + 1:]))
+        state = state_of(stream, create=True)
+        assert state is not None
+        original = state.lookup(idmp[0], idmp[1], ctx.now_ms)
+        if original is not None:  # a duplicate: nothing added, trimmed, dirtied or notified (choice)
+            state.iids_duplicates += 1
+            return original
     if stream.last_id == MAX_ID:
         raise ReplyError("XADD_ID_EXHAUSTED")
     enc, trimmed = append_parsed(stream, args, targs, ctx.now_ms,
                                  approx_honoured=profile.has("approx_trim_ref_policies"))
+    if idmp is not None:
+        state = state_of(stream)
+        assert state is not None
+        state.record(idmp[0], idmp[1], enc, ctx.now_ms)
     ctx.modified(key)
     ctx.notify("xadd", key)
     if trimmed:
@@ -183,7 +220,7 @@ def xadd(ctx: Context, args: List[bytes]) -> Optional[bytes]:
 _MAXLEN_T = (b"MAXLEN", b"maxlen")
 
 
-def parse_xadd_args(args: List[bytes], policies: bool = False) -> TrimArgs:
+def parse_xadd_args(args: List[bytes], policies: bool = False, idmp_ok: bool = False) -> TrimArgs:
     """XADD's argument checks that need no key: options, ID, field/value count, ``0-0``. Raises ReplyError.
 
     ``key MAXLEN ~ n * field value ...`` (what redis-py sends for ``maxlen=n``) needs no option scan.
@@ -192,8 +229,8 @@ def parse_xadd_args(args: List[bytes], policies: bool = False) -> TrimArgs:
         maxlen = parse_count(args[3])
         if maxlen < 0:
             raise ReplyError("MAXLEN_NEGATIVE")
-        return _new_trim_args(TrimArgs, (maxlen, None, True, None, False, 4, None, True, KEEPREF))
-    targs = parse_add_trim_args(args, xadd=True, policies=policies)
+        return _new_trim_args(TrimArgs, (maxlen, None, True, None, False, 4, None, True, KEEPREF, None))
+    targs = parse_add_trim_args(args, xadd=True, policies=policies, idmp_ok=idmp_ok)
     nitems = len(args) - targs.id_pos - 1
     if nitems < 2 or nitems % 2:
         raise ReplyError("WRONG_ARITY", command="xadd")
@@ -212,7 +249,7 @@ def append_parsed(stream: Stream, args: List[bytes], targs: TrimArgs, now: int,
     last = stream.last_id
     if last == MAX_ID:
         raise ReplyError("XADD_ID_EXHAUSTED")
-    maxlen, minid, approx, limit, _, id_pos, sid, _, policy = targs
+    maxlen, minid, approx, limit, _, id_pos, sid, _, policy, _ = targs
     if sid is None:  # `*`: streamNextID + the append, as append_now
         enc = stream.add_next(args[id_pos + 1:], now, limits)
     else:
