@@ -17,6 +17,7 @@ import fakeredis
 import redis
 
 from fake_streams import FakeStreamsServer
+from fake_streams.clock import ManualClock
 
 from .oracles import Oracle, _find_redis8_server
 
@@ -74,6 +75,37 @@ CHECKS: List[Tuple[str, Sequence[Tuple[Any, ...]], Tuple[Any, ...]]] = [
      ("XINFO", "GROUPS", "s")),
     ("XREAD Unbalanced text", [], ("XREAD", "STREAMS", "a", "b", "c")),
 ]
+#: Redis 8.4 / 8.6 checks without an oracle: the expected answer is the spec's (the addendum's Tcl / redis-py
+#: cases), as the fake's 8.6 profile gives it (tests/unit/test_redis8_claim.py, test_redis8_idmp.py)
+SPEC_CHECKS = [
+    ("IDMP duplicate adds nothing", [("XADD", "s", "IDMP", "p", "i", "*", "f", "v"), ("XADD", "s", "IDMP", "p", "i", "*", "f", "w")],
+     ("XLEN", "s")),
+    ("IDMP explicit ID", [], ("XADD", "s", "IDMP", "p", "i", "1-1", "f", "v")),
+    ("IDMP twice", [], ("XADD", "s", "IDMP", "p", "i", "IDMP", "q", "j", "*", "f", "v")),
+    ("IDMP empty pid", [], ("XADD", "s", "IDMP", "", "i", "*", "f", "v")),
+    ("IDMP empty iid", [], ("XADD", "s", "IDMP", "p", "", "*", "f", "v")),
+    ("IDMPAUTO empty pid", [], ("XADD", "s", "IDMPAUTO", "", "*", "f", "v")),
+    ("IDMP-MAXSIZE 3 evicts the oldest", [("XADD", "s", "IDMP", "p", "init", "*", "f", "v"),
+                                           ("XCFGSET", "s", "IDMP-MAXSIZE", "3")]
+     + [("XADD", "s", "IDMP", "p", f"r{i}", "*", "f", "v") for i in range(1, 5)]
+     + [("XADD", "s", "IDMP", "p", "r1", "*", "f", "v")], ("XLEN", "s")),
+    ("XCFGSET IDMP-MAXSIZE", [("XADD", "s", "1-1", "f", "v"), ("XCFGSET", "s", "IDMP-MAXSIZE", "7")],
+     ("XINFO", "STREAM", "s")),
+    ("XCFGSET no parameter", [("XADD", "s", "1-1", "f", "v")], ("XCFGSET", "s")),
+    ("XCFGSET missing key", [], ("XCFGSET", "nokey", "IDMP-DURATION", "5")),
+    ("XCFGSET 000000000", [("XADD", "s", "1-1", "f", "v")], ("XCFGSET", "s", "IDMP-DURATION", "000000000")),
+    ("XCFGSET duration range", [("XADD", "s", "1-1", "f", "v")], ("XCFGSET", "s", "IDMP-DURATION", "86401")),
+    ("IDMPAUTO duplicate adds nothing", [("XADD", "s", "IDMPAUTO", "p", "*", "f", "v"), ("XADD", "s", "IDMPAUTO", "p", "*", "f", "v")],
+     ("XLEN", "s")),
+    ("CLAIM not an integer", [("XADD", "s", "1-0", "f", "v"), ("XGROUP", "CREATE", "s", "g", "0")],
+     ("XREADGROUP", "GROUP", "g", "c", "CLAIM", "+10", "STREAMS", "s", ">")),
+    ("CLAIM negative", [("XADD", "s", "1-0", "f", "v"), ("XGROUP", "CREATE", "s", "g", "0")],
+     ("XREADGROUP", "GROUP", "g", "c", "CLAIM", "-10", "STREAMS", "s", ">")),
+    ("CLAIM in XREAD", [("XADD", "s", "1-0", "f", "v")], ("XREAD", "CLAIM", "10", "STREAMS", "s", "0")),
+    ("CLAIM 4-element entries", [("XADD", "s", "1-0", "f", "v"), ("XGROUP", "CREATE", "s", "g", "0"),
+                                 ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"), ("XADD", "s", "2-0", "f", "v")],
+     ("XREADGROUP", "GROUP", "g", "c2", "CLAIM", "0", "STREAMS", "s", ">")),
+]
 #: checks of the 7.4 answer (the commands must not exist / the words must not parse)
 OLD_CHECKS = [
     ("7.4: XDELEX unknown", [("XADD", "s", "1-0", "f", "v")], ("XDELEX", "s", "IDS", "1", "1-0")),
@@ -112,9 +144,10 @@ def main() -> int:
 
         rows = []
         total = wrong = 0
-        for label, checks, fr_version, fake_version in (("8.2", CHECKS, (8, 2), "8.2"), ("7.4", OLD_CHECKS, (7, 4), "7.4")):
+        for label, checks, fr_version, fake_version in (("8.2", CHECKS, (8, 2), "8.2"), ("8.6", SPEC_CHECKS, (8, 6), "8.6"),
+                                                         ("7.4", OLD_CHECKS, (7, 4), "7.4")):
             fr_server = fakeredis.FakeServer(version=fr_version)
-            ours = FakeStreamsServer(version=fake_version)
+            ours = FakeStreamsServer(version=fake_version, clock=ManualClock(1_700_000_000_000))
             for name, setup, argv in checks:
                 want = _outcome(real, setup, argv) if label == "8.2" else _outcome(ours.client, setup, argv)
                 got_fr = _outcome(lambda srv=fr_server: fakeredis.FakeRedis(server=srv), setup, argv)
@@ -122,9 +155,11 @@ def main() -> int:
                 total += 1
                 if got_fr != want:
                     wrong += 1
-                    rows.append((name, " ".join(map(str, argv)), want, got_fr, "same" if got_us == want else f"DIFFERS: {got_us!r}"))
-        print(f"fakeredis {fakeredis.__version__}: {wrong} of {total} checks differ from Redis 8.2.3 / the 7.4 answer\n")
-        print("| check | command | Redis (8.2.3 / 7.4) | fakeredis | fake_streams |")
+                    same = "same" if got_us == want else f"DIFFERS: {got_us!r}"
+                    rows.append((f"{label}: {name}", " ".join(map(str, argv)), want, got_fr, same))
+        print(f"fakeredis {fakeredis.__version__}: {wrong} of {total} checks differ from Redis 8.2.3 / the spec (8.6) / "
+              f"the 7.4 answer\n")
+        print("| check | command | Redis 8.2.3 / spec / 7.4 | fakeredis | fake_streams |")
         print("|---|---|---|---|---|")
         for row in rows:
             print("| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |")
