@@ -110,3 +110,17 @@ def test_redis_py_8_1_methods_on_the_8_2_profile():
     r.xadd("s", {"f": "v"}, id="5-0", maxlen=1, approximate=False, ref_policy="ACKED")  # 4-0 unread: kept
     assert r.xlen("s") == 2
     assert r.xtrim("s", maxlen=0, approximate=False, ref_policy="DELREF") == 2
+
+
+def test_inspection_view_lag_follows_the_profile():
+    """The fixture's view shows the lag XINFO GROUPS gives on that profile (Redis 8: #13958 rules)."""
+    from fake_streams.inspect import group_view
+
+    for version, want in (("7.4", 0), ("8.2", 2)):
+        server = FakeStreamsServer(version=version)
+        r = server.client(protocol=2)
+        r.xadd("s", {"f": "v"}, id="1-0")
+        r.xadd("s", {"f": "v"}, id="2-0")
+        r.execute_command("XGROUP", "CREATE", "s", "g", "0", "ENTRIESREAD", "2")
+        assert r.xinfo_groups("s")[0]["lag"] == want
+        assert group_view(server, "s", "g").lag == want
