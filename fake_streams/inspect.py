@@ -349,6 +349,13 @@ _FEATURE_COMMANDS = {
     "eager_consumer_creation": "XREADGROUP, XCLAIM, XAUTOCLAIM",
     "xsetid_checks_max_deleted": "XSETID",
     "block_timeout_range_check": "XREAD, XREADGROUP (BLOCK)",
+    "lag_behind_first_estimated": "XINFO GROUPS, XINFO STREAM FULL, XREADGROUP (entries-read)",
+    "xread_plus_empty_nil": "XREAD",
+    "stream_ref_policies": "XDELEX, XACKDEL, XADD, XTRIM",
+    "entriesread_capped": "XGROUP CREATE, XGROUP SETID",
+    "approx_trim_ref_policies": "XADD, XTRIM (~)",
+    "xreadgroup_claim": "XREADGROUP (CLAIM, also BLOCK)",
+    "stream_idmp": "XADD (IDMP, IDMPAUTO), XCFGSET, XINFO STREAM",
 }
 
 
@@ -358,10 +365,13 @@ def supported_commands_markdown(profiles: Iterable[str] = ()) -> str:
     names = list(profiles) or list(PROFILES)
     rows = ["| command | arity | flags | since | summary |", "|---|---|---|---|---|"]
     for name, spec in COMMANDS.items():
-        if spec.handler is None:
+        if spec.handler is None or (spec.feature and not any(PROFILES[n].has(spec.feature) for n in names)):
             continue
         flags = " ".join(sorted(spec.flags))
-        rows.append(f"| `{name.replace('|', ' ').upper()}` | {spec.arity} | {flags} | {spec.since} | {spec.summary} |")
+        only = ""
+        if spec.feature:  # a later version's command: only on the profiles that have it
+            only = " (profiles " + ", ".join(f"`{n}`" for n in names if PROFILES[n].has(spec.feature)) + " only)"
+        rows.append(f"| `{name.replace('|', ' ').upper()}` | {spec.arity} | {flags} | {spec.since} | {spec.summary}{only} |")
     table = "\n".join(rows)
     head = "| behaviour | commands | " + " | ".join(names) + " |"
     feats = [head, "|---|---|" + "---|" * len(names)]
@@ -370,7 +380,7 @@ def supported_commands_markdown(profiles: Iterable[str] = ()) -> str:
         feats.append(f"| {text.split(' [')[0]} | {_FEATURE_COMMANDS.get(feature, '')} | {cells} |")
     versions = ", ".join(f"`{n}` = {PROFILES[n].server} {PROFILES[n].hello_version}" for n in names)
     return (
-        f"Stream commands served by the engine, in every profile ({versions}); every other command is "
+        f"Stream commands served by the engine, in every profile unless noted ({versions}); every other command is "
         f"served by fakeredis.\n\n{table}\n\nBehaviour that differs between profiles:\n\n" + "\n".join(feats) + "\n"
     )
 
