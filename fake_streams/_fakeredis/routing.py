@@ -10,6 +10,8 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 from ..commands.base import CommandSpec, cstr
 from .compat import SKIP_RESP2, Signature, bytes_args
 
+_DEFAULT: Dict[str, Router] = {}
+
 
 class Router:
     """fakeredis command names (``"xadd"``, ``"xgroup create"``, bare ``"xgroup"``) → engine specs.
@@ -27,6 +29,17 @@ class Router:
             self.signatures[name] = _signature(name, abs(spec.arity) - names, spec.arity < 0)
         for container in self.containers:  # the container itself has arity -2
             self.signatures[container] = _signature(container, 1, True)
+
+    @classmethod
+    def default(cls, commands: Mapping[str, CommandSpec], profile_name: str) -> Router:
+        """The Router of the default command table as the profile ``profile_name`` has it (``commands``: the
+        server's filtered ``fake_streams.commands.COMMANDS``; later versions' commands are left out), made once
+        per profile and shared by every server on it: it is read-only once built, and building it (27 fakeredis
+        Signatures) was a large part of a new server's cost (one per test in the pytest fixture)."""
+        router = _DEFAULT.get(profile_name)
+        if router is None:
+            router = _DEFAULT[profile_name] = cls(commands)
+        return router
 
     def resolve(self, cmd_name: str) -> Tuple[str, Optional[str]]:
         """``(kind, name)``: kind is "spec", "container", "unknown_sub", "refuse" or "fakeredis"."""
