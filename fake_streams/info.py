@@ -409,6 +409,12 @@ class InfoRenderer:
         self.run_id = secrets.token_hex(20)
         self.replid = secrets.token_hex(20)
         self.peak = 0
+        #: a cluster node's INFO: ``redis_mode:cluster``, ``cluster_enabled:1`` (set by the server)
+        self.cluster_enabled = False
+
+    @property
+    def mode(self) -> str:
+        return "cluster" if self.cluster_enabled else "standalone"
 
     # The render methods return the section's (name, value) pairs; names come from FIELDS, values from here.
     def render(self, args: Sequence[bytes], stats: ServerStats, snap: Snapshot, now_ms: int) -> bytes:
@@ -434,7 +440,7 @@ class InfoRenderer:
             "redis_version": p.redis_version, "server_name": p.server, "valkey_version": p.valkey_version,
             "redis_git_sha1": "00000000", "redis_git_dirty": 0,
             "redis_build_id": f"{abs(hash(p.name)) & 0xFFFFFFFFFFFFFFF:015x}",
-            "redis_mode": "standalone", "server_mode": "standalone",
+            "redis_mode": self.mode, "server_mode": self.mode,
             "os": f"{system} {platform.release()} {platform.machine()}",
             "arch_bits": 64 if sys.maxsize > 2 ** 32 else 32,
             "monotonic_clock": "POSIX clock_gettime",
@@ -550,7 +556,7 @@ class InfoRenderer:
         }
 
     def _val_cluster(self, stats: ServerStats, snap: Snapshot, now_ms: int) -> Dict[str, Any]:
-        return {"cluster_enabled": 0}
+        return {"cluster_enabled": int(self.cluster_enabled)}
 
     def _val_debug(self, stats: ServerStats, snap: Snapshot, now_ms: int) -> Dict[str, Any]:
         return {name: 0 for name in field_names(self.profile.table_name, "debug")}

@@ -83,9 +83,13 @@ class SocketHost:
 
     def yield_lock(self) -> None:
         lock = self.sock._server.lock
+        wire = getattr(self.sock, "_sf_wire", None)  # a TCP client's script runs on the TCP loop's thread
         lock.release()
         try:
-            time.sleep(0.001)  # real-time: a busy script lets waiting clients take the lock (their BUSY replies)
+            if wire is not None and wire.owner.on_loop_thread():
+                wire.owner.serve_while_busy(wire)  # the loop's other clients get BUSY meanwhile (≤ 1 ms)
+            else:
+                time.sleep(0.001)  # real-time: a busy script lets waiting clients take the lock (their BUSY replies)
         finally:
             lock.acquire()
 
@@ -348,13 +352,14 @@ def _kill(sock: Any, is_eval: bool) -> Any:
     return SimpleString(text.encode())
 
 
-def busy_answer(sock: Any, fields: Any) -> Optional[Any]:
+def busy_answer(sock: Any, fields: Any, other_client: bool = False) -> Optional[Any]:
     """Another client's command while a script is busy (before the lock, and again once it has the lock):
-    None to run it, else its reply (SimpleError BUSY …, or SCRIPT KILL's answer). O(1) when no script runs."""
+    None to run it, else its reply (SimpleError BUSY …, or SCRIPT KILL's answer). O(1) when no script runs.
+    ``other_client``: asked on the script's own thread (the TCP loop serving its other clients meanwhile)."""
     engine = getattr(sock._server, "_sf_scripts", None)
     if engine is None or engine.running is None or not fields:
         return None
-    verdict = engine.busy_reply([bytes(f) for f in fields])
+    verdict = engine.busy_reply([bytes(f) for f in fields], other_client)
     if verdict is None:
         return None
     is_error, text = verdict

@@ -33,7 +33,7 @@ from ..blocking import BLOCKED
 from ..commands.xadd_xtrim import xadd as _XADD
 from ..errors import ReplyError
 from ..reply import ErrorReply, RepeatedKeyMap, Status, VerbatimText
-from . import auth, fastpath
+from . import auth, fastpath, scripting
 from .compat import NoResponse, SimpleError, SimpleString, SyncConnectionBase
 from .overrides import override
 from .socket import StreamsSocketMixin, attach
@@ -351,7 +351,23 @@ class TcpClient:
             return False
         if getattr(fake, "pause_until", 0.0) and fake.pause_until > time.time():
             return False
+        if getattr(fake, "_sf_script_running", False):  # a script runs: the dispatch path answers BUSY
+            return False
         return fastpath._acl_ok(sock, fake)
+
+    def answer_busy(self, argv: Any) -> bool:
+        """While another client's script is busy on the loop's thread: reply what the busy server answers
+        ``argv`` with now (BUSY, SCRIPT KILL's reply); False if it answers nothing now (the request runs once the
+        script has ended). O(1)."""
+        if not getattr(self._fake, "_sf_script_running", False):
+            return False
+        answer = scripting.busy_answer(self.sock, argv, other_client=True)
+        if answer is None:
+            return False
+        sock = self.sock
+        sock._sf_wire.command = argv
+        sock.put_response(sock._decode_result(answer))
+        return True
 
     # -------------------------------------------------------------------------------- state
     @property

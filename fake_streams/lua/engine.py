@@ -202,11 +202,12 @@ class ScriptEngine:
         return self._runtime
 
     # -------------------------------------------------------------------------------- busy state
-    def busy_reply(self, argv: List[bytes]) -> Optional[Tuple[bool, str]]:
+    def busy_reply(self, argv: List[bytes], other_client: bool = False) -> Optional[Tuple[bool, str]]:
         """Outside the server lock, before another client's command: None to run it normally, else
-        ``(is_error, text)`` answered without the lock (BUSY, or the reply of SCRIPT KILL / FUNCTION KILL)."""
+        ``(is_error, text)`` answered without the lock (BUSY, or the reply of SCRIPT KILL / FUNCTION KILL).
+        ``other_client``: asked on the script's own thread for another client (the TCP loop's busy pass)."""
         running = self.running
-        if running is None or not running.busy or running.thread == threading.get_ident():
+        if running is None or not running.busy or (running.thread == threading.get_ident() and not other_client):
             return None
         name = argv[0].lower() if argv else b""
         sub = argv[1].lower() if len(argv) > 1 else b""

@@ -125,7 +125,7 @@ class Connection:
 
     __slots__ = ("owner", "sock", "fd", "peer", "local", "parser", "client", "command", "protocol", "shaper",
                  "out", "unsent", "dirty", "close_after_reply", "closed", "writing", "last_active", "created",
-                 "waiter", "unix", "bytes_in", "bytes_out", "commands", "__weakref__")
+                 "waiter", "unix", "bytes_in", "bytes_out", "commands", "held", "__weakref__")
 
     def __init__(self, owner: TcpServer, sock: socket.socket, peer: str, local: str) -> None:
         self.owner = owner
@@ -146,6 +146,7 @@ class Connection:
         self.writing = False  # registered for writability
         self.created = self.last_active = time.monotonic()
         self.waiter: Any = None  # a fakeredis blocked command of this client (the adapter's)
+        self.held: Optional[List[bytes]] = None  # a parsed request put back until a busy script ends
         self.unix = peer.endswith(":0") and local == peer and not peer[:1].isdigit()  # a Unix-socket client
         self.client: Any = owner.client_factory(owner.server, self)
 
@@ -240,6 +241,8 @@ class Connection:
     def on_readable(self, mask: int = _READ) -> None:
         """Registered for reading only (every event is read-like: a hang-up or an error shows in ``recv``):
         one ``recv``, then the complete requests run."""
+        if self.owner.busy_running is self:  # a protected client (its script runs): not read meanwhile
+            return
         parser = self.parser
         try:
             data = self.sock.recv(_BIG_READ_SIZE if parser.awaiting_bulk else _READ_SIZE)
@@ -266,7 +269,7 @@ class Connection:
         state = client.sock  # its _paused: a blocked command (read directly: this loop runs per request)
         while not self.close_after_reply and not state._paused:
             try:
-                argv = parser.next()
+                argv = parser.next() if self.held is None else self._take_held()
             except ProtocolError as exc:
                 self._queue(encode(ErrorReply(b"ERR Protocol error: " + exc.text), 2))
                 self.close_after_reply = True
@@ -275,6 +278,10 @@ class Connection:
                 break
             if not argv:
                 continue
+            if owner.busy_running is not None:  # another client's script is busy (TcpServer.serve_while_busy)
+                if self._answer_while_busy(argv, client):
+                    continue
+                break
             self.command = argv
             owner.running = self
             try:
@@ -292,6 +299,24 @@ class Connection:
                 owner.run_rechecks()
             if client.gone:
                 self._drop()
+
+    def _take_held(self) -> List[bytes]:
+        held, self.held = self.held, None
+        assert held is not None
+        return held
+
+    def _answer_while_busy(self, argv: List[bytes], client: Any) -> bool:
+        """A request read while another client's script is busy (:meth:`TcpServer.serve_while_busy`): True if it
+        was answered as the busy server answers it (BUSY, SCRIPT KILL / FUNCTION KILL's reply, without the server
+        lock); else it is held, and it and the requests behind it run once the script has ended (AUTH, HELLO,
+        QUIT, RESET, SHUTDOWN NOSAVE — which stops the script —, …)."""
+        if client.answer_busy(argv):
+            self.commands += 1
+            return True
+        self.held = argv
+        if self not in self.owner._deferred:
+            self.owner._deferred.append(self)
+        return False
 
     def _queue(self, data: bytes) -> None:
         self.out.append(data)
@@ -333,6 +358,8 @@ class TcpServer:
         self.dirty: List[Connection] = []  # to write at the end of this pass (in order of first output)
         self.rechecks: List[Any] = []  # fakeredis waiters to re-check after the current command
         self.running: Optional[Connection] = None  # whose command runs now (loop thread)
+        self.busy_running: Optional[Connection] = None  # whose busy script runs during serve_while_busy
+        self._deferred: List[Connection] = []  # clients whose requests wait for a busy script's end
         self.errors: List[str] = []  # tracebacks of exceptions a command raised (its client was dropped); last 100
         self._after_command: List[Tuple[Connection, Optional[bytes], Optional[Callable[[], None]]]] = []
         self.closed = False
@@ -512,6 +539,11 @@ class TcpServer:
             self.run_rechecks()
         if self._timers:
             self._run_timers()
+        if self._deferred:  # requests held while a script was busy: their turn now
+            deferred, self._deferred = self._deferred, []
+            for conn in deferred:
+                if not conn.closed:
+                    conn.process()
         while self._ready:
             ready, self._ready = self._ready, []
             for conn in ready:
@@ -524,6 +556,27 @@ class TcpServer:
                 conn.dirty = False
                 self.flush(conn)
         self._refresh_config()
+
+    def on_loop_thread(self) -> bool:
+        """Whether the caller runs on this server's I/O thread."""
+        return threading.get_ident() == self._loop_ident
+
+    def serve_while_busy(self, running: Connection) -> None:
+        """``processEventsWhileBlocked``: called on this loop's thread by the count hook of a busy script that
+        ``running``'s command runs (the server lock released meanwhile). One pass of events, waiting at most
+        1 ms: other clients' requests get what a busy server answers (:meth:`Connection._answer_while_busy`),
+        new clients are accepted, replies are written; ``running`` is not read. Re-entry does nothing."""
+        if threading.get_ident() != self._loop_ident or self.busy_running is not None:
+            return
+        self.busy_running, self.running = running, None  # replies of this pass are not the command's: sent now
+        try:
+            self._poller.wait(0.001, self._handler_failed)
+            dirty, self.dirty = self.dirty, []
+            for conn in reversed(dirty):
+                conn.dirty = False
+                self.flush(conn)
+        finally:
+            self.busy_running, self.running = None, running
 
     def _record_error(self) -> None:
         self.errors.append(traceback.format_exc())

