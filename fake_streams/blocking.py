@@ -136,6 +136,7 @@ class BlockingRegistry:
         self._queues: Dict[QueueKey, Dict[Waiter, None]] = {}  # insertion-ordered: the FIFO
         self._waiters: Dict[Any, Waiter] = {}  # session -> its registration
         self._deadlines: List[Tuple[int, int, Waiter]] = []  # (due, seq, waiter); see _due_now()
+        self._rechecks: List[Tuple[int, int, Waiter]] = []  # BlockRequest.recheck_ms (XREADGROUP CLAIM): re-run due
         self._safety: List[Tuple[float, int, Waiter]] = []  # real_monotonic()
         self._expiry: List[Tuple[float, int, Any, bytes]] = []  # wall-clock s (fakeredis expiry), (db, key)
         self._expiry_at: Dict[QueueKey, float] = {}  # what _expiry holds per key (no duplicates)
@@ -171,6 +172,11 @@ class BlockingRegistry:
             self._push_due(self._deadlines, (waiter.due, waiter.seq, waiter))
             if not self._server.clock.manual:
                 self._timer.due(self._deadline_wait(waiter.due))
+        if waiter.req.recheck_ms is not None:
+            recheck = self._due_now() + waiter.req.recheck_ms
+            self._push_due(self._rechecks, (recheck, waiter.seq, waiter))
+            if not self._server.clock.manual:
+                self._timer.due(self._deadline_wait(recheck))
         if waiter.safety_at is not None:
             self._push_due(self._safety, (waiter.safety_at, waiter.seq, waiter))
             self._timer.due(waiter.safety_at - real_monotonic())
@@ -203,9 +209,10 @@ class BlockingRegistry:
             self._cond.notify_all()
             idle = not self._waiters
         waiter.session.set_blocked(False)
-        if idle and (self._deadlines or self._safety or self._expiry):
+        if idle and (self._deadlines or self._safety or self._expiry or self._rechecks):
             self._deadlines.clear()  # every entry is stale now; the timer stays armed (firing it finds
             self._safety.clear()  # nothing due), so the next BLOCK costs no thread start and no wake-up
+            self._rechecks.clear()
             self._expiry.clear()
             self._expiry_at.clear()
         return True
@@ -371,6 +378,11 @@ class BlockingRegistry:
 
     def _expire_deadlines(self) -> None:
         now = self._due_now()
+        rechecks = self._rechecks
+        while rechecks and rechecks[0][0] <= now:  # a CLAIM reader's pending entry became claimable: re-run
+            _, _, waiter = heapq.heappop(rechecks)
+            if self._live(waiter) and waiter.session.alive:
+                self._serve(waiter, waiter.keys[0])
         heap = self._deadlines
         while heap and heap[0][0] <= now:
             _, _, waiter = heapq.heappop(heap)
@@ -454,6 +466,10 @@ class BlockingRegistry:
                 heapq.heappop(self._deadlines)
             if self._deadlines:
                 waits.append(self._deadline_wait(self._deadlines[0][0]))
+            while self._rechecks and not self._live(self._rechecks[0][2]):
+                heapq.heappop(self._rechecks)
+            if self._rechecks:
+                waits.append(self._deadline_wait(self._rechecks[0][0]))
         mono = real_monotonic()
         while self._safety and (self._safety[0][0] <= mono or not self._live(self._safety[0][2])):
             _, _, waiter = heapq.heappop(self._safety)

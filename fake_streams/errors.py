@@ -80,6 +80,22 @@ ERRORS: Dict[str, str] = {
     "XAUTOCLAIM_MIN_IDLE": "ERR Invalid min-idle-time argument for XAUTOCLAIM",
     "XAUTOCLAIM_COUNT": "ERR COUNT must be > 0",
     "XAUTOCLAIM_COUNT_MEMORY": "ERR Insufficient memory, failed allocating transient memory, COUNT too high.",
+    # XDELEX / XACKDEL (Redis 8.2; texts measured on Redis 8.2.3)
+    "NUMIDS_POSITIVE": "ERR Number of IDs must be a positive integer",
+    "NUMIDS_MISMATCH": "ERR The `numids` parameter must match the number of arguments",
+    # XADD IDMP / XCFGSET (Redis 8.6; texts from the Tcl test globs, docs/redis8-choices.md)
+    "IDMP_EXPLICIT_ID": "ERR IDMP/IDMPAUTO can be used only with auto-generated IDs",
+    "IDMP_TWICE": "ERR IDMP/IDMPAUTO specified multiple times",
+    "IDMP_EMPTY_PID": "ERR IDMP requires a non-empty producer ID",
+    "IDMP_EMPTY_IID": "ERR IDMP requires a non-empty idempotent ID",
+    "IDMPAUTO_EMPTY_PID": "ERR IDMPAUTO requires a non-empty producer ID",
+    "XCFGSET_NO_PARAMETER": "ERR At least one parameter must be specified",
+    "IDMP_DURATION_RANGE": "ERR IDMP-DURATION must be between 1 and 86400 seconds",
+    "IDMP_MAXSIZE_RANGE": "ERR IDMP-MAXSIZE must be between 1 and 10000 entries",
+    # XREADGROUP CLAIM (Redis 8.4; texts from the Tcl test globs, the rest by analogy: docs/redis8-choices.md)
+    "XREAD_CLAIM_OPTION": "ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead.",
+    "CLAIM_NOT_INTEGER": "ERR min-idle-time is not an integer",
+    "CLAIM_NEGATIVE": "ERR min-idle-time must be a positive integer",
     # blocking
     "BLOCKED_NOGROUP_R70": "NOGROUP the consumer group this client was blocked on no longer exists",
     "BLOCKED_KEY_GONE_R70": "UNBLOCKED the stream key no longer exists",

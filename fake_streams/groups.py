@@ -384,11 +384,22 @@ def estimate_distance(stream: Stream, sid: StreamID) -> int:
     return INVALID_ENTRIES_READ
 
 
-def group_lag(stream: Stream, group: ConsumerGroup) -> Optional[int]:
-    """``streamReplyWithCGLag``: entries not yet delivered to the group, or ``None`` (nil) when unknown. O(1)."""
+def counter_usable(stream: Stream, group: ConsumerGroup, behind_first_estimated: bool) -> bool:
+    """Whether the group's ``entries_read`` counter may be used as it is (else it is estimated from the IDs):
+    it is valid, and (Redis 8.0+, #13958, ``behind_first_estimated``) the stream is not empty and the group's
+    last ID is not behind its first entry (the empty-stream rule measured on Redis 8.2.3: lag 0). O(1)."""
+    if group.entries_read == INVALID_ENTRIES_READ:
+        return False
+    return not behind_first_estimated or (len(stream) > 0 and group.last_id >= stream.first_id)
+
+
+def group_lag(stream: Stream, group: ConsumerGroup, behind_first_estimated: bool = False) -> Optional[int]:
+    """``streamReplyWithCGLag``: entries not yet delivered to the group, or ``None`` (nil) when unknown. O(1).
+
+    ``behind_first_estimated``: the profile feature ``lag_behind_first_estimated`` (:func:`counter_usable`)."""
     if stream.entries_added == 0:
         return 0
-    if group.entries_read != INVALID_ENTRIES_READ and not has_tombstones(stream, group.last_id):
+    if counter_usable(stream, group, behind_first_estimated) and not has_tombstones(stream, group.last_id):
         return stream.entries_added - group.entries_read
     estimate = estimate_distance(stream, group.last_id)
     if estimate == INVALID_ENTRIES_READ:
@@ -396,12 +407,14 @@ def group_lag(stream: Stream, group: ConsumerGroup) -> Optional[int]:
     return stream.entries_added - estimate
 
 
-def advance_entries_read(stream: Stream, group: ConsumerGroup, sid: StreamID) -> None:
+def advance_entries_read(stream: Stream, group: ConsumerGroup, sid: StreamID, behind_first_estimated: bool = False) -> None:
     """Update ``entries_read`` when ``>`` delivery moves the cursor to ``sid`` (spec §2.9 step 1). O(1).
 
-    The caller then sets ``group.last_id = sid``.
+    The caller then sets ``group.last_id = sid``. ``behind_first_estimated``: see :func:`counter_usable`.
     """
-    if group.entries_read != INVALID_ENTRIES_READ and not has_tombstones(stream, sid):
+    # Redis 8 looks for tombstones from the group's last ID (the entry before ``sid``), 7.x from ``sid``
+    since = group.last_id if behind_first_estimated else sid
+    if counter_usable(stream, group, behind_first_estimated) and not has_tombstones(stream, since):
         group.entries_read += 1
     elif stream.entries_added:
         group.entries_read = estimate_distance(stream, sid)

@@ -420,7 +420,7 @@ class InfoRenderer:
     def render(self, args: Sequence[bytes], stats: ServerStats, snap: Snapshot, now_ms: int) -> bytes:
         """The INFO reply for ``args`` (the section names after INFO)."""
         blocks = []
-        for section in select(self.profile.name, args):
+        for section in select(self.profile.table_name, args):
             lines = self._lines(section, stats, snap, now_ms)
             blocks.append("# " + _TITLES[section] + "\r\n" + "".join(f"{k}:{v}\r\n" for k, v in lines))
         return "\r\n".join(blocks).encode()
@@ -429,7 +429,7 @@ class InfoRenderer:
         if section in GENERATED:
             return getattr(self, "_gen_" + section)(stats, snap)
         values = getattr(self, "_val_" + section)(stats, snap, now_ms)
-        return [(name, values[name]) for name in field_names(self.profile.name, section)]
+        return [(name, values[name]) for name in field_names(self.profile.table_name, section)]
 
     # -- listed sections -----------------------------------------------------------------------
     def _val_server(self, stats: ServerStats, snap: Snapshot, now_ms: int) -> Dict[str, Any]:
@@ -513,7 +513,7 @@ class InfoRenderer:
         }
 
     def _val_persistence(self, stats: ServerStats, snap: Snapshot, now_ms: int) -> Dict[str, Any]:
-        values: Dict[str, Any] = {name: 0 for name in field_names(self.profile.name, "persistence")}
+        values: Dict[str, Any] = {name: 0 for name in field_names(self.profile.table_name, "persistence")}
         values.update({
             "current_fork_perc": "0.00", "rdb_changes_since_last_save": stats.dirty,
             "rdb_last_save_time": self.started_ms // 1000, "rdb_last_bgsave_status": "ok",
@@ -523,7 +523,7 @@ class InfoRenderer:
         return values
 
     def _val_stats(self, stats: ServerStats, snap: Snapshot, now_ms: int) -> Dict[str, Any]:
-        values: Dict[str, Any] = {name: 0 for name in field_names(self.profile.name, "stats")}
+        values: Dict[str, Any] = {name: 0 for name in field_names(self.profile.table_name, "stats")}
         for name in ("instantaneous_input_kbps", "instantaneous_output_kbps", "instantaneous_input_repl_kbps",
                      "instantaneous_output_repl_kbps", "expired_stale_perc"):
             values[name] = "0.00"
@@ -559,7 +559,7 @@ class InfoRenderer:
         return {"cluster_enabled": int(self.cluster_enabled)}
 
     def _val_debug(self, stats: ServerStats, snap: Snapshot, now_ms: int) -> Dict[str, Any]:
-        return {name: 0 for name in field_names(self.profile.name, "debug")}
+        return {name: 0 for name in field_names(self.profile.table_name, "debug")}
 
     # -- generated sections --------------------------------------------------------------------
     def _gen_modules(self, stats: ServerStats, snap: Snapshot) -> List[Tuple[str, Any]]:
@@ -590,7 +590,7 @@ class InfoRenderer:
         return lines
 
     def _gen_keyspace(self, stats: ServerStats, snap: Snapshot) -> List[Tuple[str, Any]]:
-        sub = ",subexpiry=0" if self.profile.name == "7.4" else ""
+        sub = ",subexpiry=0" if self.profile.table_name == "7.4" else ""
         return [(f"db{db}", f"keys={keys},expires={expires},avg_ttl={avg}{sub}")
                 for db, (keys, expires, avg) in sorted(snap.keyspace.items()) if keys]
 

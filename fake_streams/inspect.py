@@ -158,7 +158,7 @@ def _value(db: Any, key: bytes) -> object:
     return None if item is None else item.value
 
 
-def _group_view(stream: Stream, key: bytes, group: ConsumerGroup, now_ms: int) -> GroupView:
+def _group_view(stream: Stream, key: bytes, group: ConsumerGroup, now_ms: int, behind_first: bool) -> GroupView:
     consumers = tuple(
         ConsumerView(
             name=_text(c.name),
@@ -185,13 +185,13 @@ def _group_view(stream: Stream, key: bytes, group: ConsumerGroup, now_ms: int) -
         name=_text(group.name),
         last_id=str(group.last_id),
         entries_read=None if group.entries_read == INVALID_ENTRIES_READ else group.entries_read,
-        lag=group_lag(stream, group),
+        lag=group_lag(stream, group, behind_first),  # as XINFO on this profile (Redis 8 rules: groups.py)
         consumers=consumers,
         pending=pending,
     )
 
 
-def _stream_view(stream: Stream, key: bytes, db: int, now_ms: int) -> StreamView:
+def _stream_view(stream: Stream, key: bytes, db: int, now_ms: int, behind_first: bool = False) -> StreamView:
     entries = tuple(
         Entry(str(sid), {_text(f): _text(v) for f, v in zip(fields[::2], fields[1::2])})
         for sid, fields in stream.range(_MIN, _MAX)
@@ -205,7 +205,7 @@ def _stream_view(stream: Stream, key: bytes, db: int, now_ms: int) -> StreamView
         max_deleted_entry_id=str(stream.max_deleted_entry_id),
         entries_added=stream.entries_added,
         entries=entries,
-        groups=tuple(_group_view(stream, key, g, now_ms) for g in stream.groups.values()),
+        groups=tuple(_group_view(stream, key, g, now_ms, behind_first) for g in stream.groups.values()),
     )
 
 
@@ -232,7 +232,8 @@ def stream_view(server: FakeStreamsServer, key: Text, db: int = 0) -> StreamView
         database = _databases(server).get(db)
         value = None if database is None else _value(database, raw)
         if isinstance(value, Stream):
-            return _stream_view(value, raw, db, server.clock.now_ms())
+            return _stream_view(value, raw, db, server.clock.now_ms(),
+                                server.profile.has("lag_behind_first_estimated"))
     what = "no stream" if value is None else f"a key of type {_type_name(value)!r}, not a stream,"
     streams = [k for d, k in stream_keys(server, db)]
     listed = "".join(f"\n- {k!r}" for k in streams) if streams else "\n(none)"
@@ -348,6 +349,13 @@ _FEATURE_COMMANDS = {
     "eager_consumer_creation": "XREADGROUP, XCLAIM, XAUTOCLAIM",
     "xsetid_checks_max_deleted": "XSETID",
     "block_timeout_range_check": "XREAD, XREADGROUP (BLOCK)",
+    "lag_behind_first_estimated": "XINFO GROUPS, XINFO STREAM FULL, XREADGROUP (entries-read)",
+    "xread_plus_empty_nil": "XREAD",
+    "stream_ref_policies": "XDELEX, XACKDEL, XADD, XTRIM",
+    "entriesread_capped": "XGROUP CREATE, XGROUP SETID",
+    "approx_trim_ref_policies": "XADD, XTRIM (~)",
+    "xreadgroup_claim": "XREADGROUP (CLAIM, also BLOCK)",
+    "stream_idmp": "XADD (IDMP, IDMPAUTO), XCFGSET, XINFO STREAM",
 }
 
 
@@ -357,10 +365,13 @@ def supported_commands_markdown(profiles: Iterable[str] = ()) -> str:
     names = list(profiles) or list(PROFILES)
     rows = ["| command | arity | flags | since | summary |", "|---|---|---|---|---|"]
     for name, spec in COMMANDS.items():
-        if spec.handler is None:
+        if spec.handler is None or (spec.feature and not any(PROFILES[n].has(spec.feature) for n in names)):
             continue
         flags = " ".join(sorted(spec.flags))
-        rows.append(f"| `{name.replace('|', ' ').upper()}` | {spec.arity} | {flags} | {spec.since} | {spec.summary} |")
+        only = ""
+        if spec.feature:  # a later version's command: only on the profiles that have it
+            only = " (profiles " + ", ".join(f"`{n}`" for n in names if PROFILES[n].has(spec.feature)) + " only)"
+        rows.append(f"| `{name.replace('|', ' ').upper()}` | {spec.arity} | {flags} | {spec.since} | {spec.summary}{only} |")
     table = "\n".join(rows)
     head = "| behaviour | commands | " + " | ".join(names) + " |"
     feats = [head, "|---|---|" + "---|" * len(names)]
@@ -369,7 +380,7 @@ def supported_commands_markdown(profiles: Iterable[str] = ()) -> str:
         feats.append(f"| {text.split(' [')[0]} | {_FEATURE_COMMANDS.get(feature, '')} | {cells} |")
     versions = ", ".join(f"`{n}` = {PROFILES[n].server} {PROFILES[n].hello_version}" for n in names)
     return (
-        f"Stream commands served by the engine, in every profile ({versions}); every other command is "
+        f"Stream commands served by the engine, in every profile unless noted ({versions}); every other command is "
         f"served by fakeredis.\n\n{table}\n\nBehaviour that differs between profiles:\n\n" + "\n".join(feats) + "\n"
     )
 

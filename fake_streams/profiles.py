@@ -1,9 +1,10 @@
-"""Version profiles: what differs between Redis 7.0, 7.2, 7.4 and Valkey 8.0 for stream commands (spec §6).
+"""Version profiles: what differs between Redis 7.0, 7.2, 7.4, 8.0 … 8.10 and Valkey 8.0 for stream commands
+(spec §6; Redis 8: the addendum streams-redis8.md §0.3 and docs/redis8-choices.md).
 
 Handlers ask for features (``profile.has("xread_plus_id")``), never compare version numbers, and
 resolve error texts through ``profile.errors`` (the base table of :mod:`fake_streams.errors` with
 this profile's overrides applied). Users name profiles by the public strings ``"7.0"``, ``"7.2"``,
-``"7.4"`` (default) and ``"valkey-8.0"``.
+``"7.4"`` (default), ``"valkey-8.0"`` and ``"8.0"``, ``"8.2"``, ``"8.4"``, ``"8.6"``, ``"8.8"``, ``"8.10"``.
 """
 
 from __future__ import annotations
@@ -26,17 +27,29 @@ FEATURES: Mapping[str, str] = MappingProxyType(
         "eager_consumer_creation": "XREADGROUP/XCLAIM/XAUTOCLAIM create the consumer before serving (R7.2+) [row 10]",
         "xsetid_checks_max_deleted": "XSETID refuses an ID below max-deleted-entry-id (R7.2+) [row 11]",
         "block_timeout_range_check": "BLOCK refuses a timeout whose deadline would overflow int64: 'timeout is out of range' (R7.2+; 7.0 blocks) [timeout.c]",
+        # Redis 8 (docs/redis8-choices.md; spec addendum streams-redis8.md §0.3)
+        "lag_behind_first_estimated": "a group whose last ID is behind the first entry has its entries-read estimated, not counted (R8.0, #13958) [A9]",
+        "xread_plus_empty_nil": "XREAD '+' on a stream whose last ID is 0-0 reads nothing (nil, or blocks) instead of the error (measured on R8.2.3; assumed from R8.0)",
+        "stream_ref_policies": "XDELEX, XACKDEL, KEEPREF/DELREF/ACKED on XADD/XTRIM (R8.2.0) [A1, A2]",
+        "entriesread_capped": "XGROUP CREATE/SETID store ENTRIESREAD capped at entries-added (R8.2.2) [A3]",
+        "xreadgroup_claim": "XREADGROUP … CLAIM min-idle-time: idle pending entries first, 4-element entries (R8.4.0) [A4]",
+        "stream_idmp": "XADD IDMP/IDMPAUTO, XCFGSET, the six XINFO STREAM IDMP fields (R8.6.0) [A5]",
+        "approx_trim_ref_policies": "`~` trimming honours DELREF/ACKED; before, it deletes nothing (R8.2.7, R8.4.4, R8.6.0) [A2]",
     }
 )
 
+#: the Redis 8 switches: not in the 7.x / Valkey profiles
+REDIS8_FEATURES = frozenset({"lag_behind_first_estimated", "xread_plus_empty_nil", "xreadgroup_claim", "stream_idmp",
+                             "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies"})
 _ALL = frozenset(FEATURES)
+_R7 = _ALL - REDIS8_FEATURES
 
 
 @dataclass(frozen=True)
 class Profile:
     """One emulated server version. Immutable; shared by every connection of a server."""
 
-    name: str  # public name: "7.0", "7.2", "7.4", "valkey-8.0"
+    name: str  # public name: "7.0", "7.2", "7.4", "valkey-8.0", "8.0" … "8.10"
     spec_key: str  # spec version key: "R7.0", "R7.2", "R7.4", "V8"
     server: str  # "redis" or "valkey" (HELLO 'server')
     redis_version: str  # INFO redis_version / HELLO 'version' for redis
@@ -44,6 +57,8 @@ class Profile:
     features: FrozenSet[str]
     error_overrides: Mapping[str, str] = field(default_factory=dict)
     help_footer: bytes = b"    Print this help."
+    #: the older profile whose INFO field lists and DUMP format this one reuses (None: its own tables)
+    like: Optional[str] = None
 
     def __post_init__(self) -> None:
         unknown = set(self.features) - _ALL
@@ -73,6 +88,11 @@ class Profile:
     def hello_version(self) -> str:
         return self.valkey_version or self.redis_version
 
+    @property
+    def table_name(self) -> str:
+        """The profile name that tables keyed by profile (INFO fields, DUMP format) use for this one."""
+        return self.like or self.name
+
 
 R7_4 = Profile(
     name="7.4",
@@ -80,7 +100,7 @@ R7_4 = Profile(
     server="redis",
     redis_version="7.4.1",
     valkey_version=None,
-    features=_ALL,
+    features=_R7,
 )
 
 R7_2 = Profile(
@@ -89,7 +109,7 @@ R7_2 = Profile(
     server="redis",
     redis_version="7.2.6",
     valkey_version=None,
-    features=_ALL - {"xread_plus_id", "block_allowed_in_scripts"},
+    features=_R7 - {"xread_plus_id", "block_allowed_in_scripts"},
 )
 
 R7_0 = Profile(
@@ -114,14 +134,48 @@ V8_0 = Profile(
     server="valkey",
     redis_version="7.2.4",
     valkey_version="8.0.1",
-    features=_ALL,
+    features=_R7,
     error_overrides={
         # scriptVerifyCommandArity: Valkey dropped "Redis" from the text
         "SCRIPT_UNKNOWN_COMMAND": "ERR Unknown command called from script",
     },
 )
 
-PROFILES: Mapping[str, Profile] = MappingProxyType({p.name: p for p in (R7_0, R7_2, R7_4, V8_0)})
+
+
+def _redis8(line: str, patch: int, features: FrozenSet[str]) -> Profile:
+    """A Redis 8.x profile: 7.4's behaviour plus ``features``; INFO fields and DUMP format as 7.4
+    (Redis 8.2.3 dumps streams as RDB 12 / STREAM_LISTPACKS_3, like 7.4: checked). The patch number is the
+    newest release of the line that the sources name (docs/redis8-choices.md, "Profile versions")."""
+    return Profile(
+        name=line,
+        spec_key="R" + line,
+        server="redis",
+        redis_version=f"{line}.{patch}",
+        valkey_version=None,
+        features=_R7 | {"lag_behind_first_estimated", "xread_plus_empty_nil"} | features,
+        error_overrides={
+            # Redis 8.0 (#13958): XREAD also names '+' (measured on Redis 8.2.3)
+            "UNBALANCED_XREAD": "ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be specified.",
+        },
+        like="7.4",
+    )
+
+
+_R8_2_ADDITIONS = frozenset({"stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies"})
+R8_0 = _redis8("8.0", 0, frozenset())
+R8_2 = _redis8("8.2", 7, _R8_2_ADDITIONS)
+_R8_4_ADDITIONS = _R8_2_ADDITIONS | {"xreadgroup_claim"}
+R8_4 = _redis8("8.4", 4, _R8_4_ADDITIONS)
+_R8_6_ADDITIONS = _R8_4_ADDITIONS | {"stream_idmp"}
+R8_6 = _redis8("8.6", 2, _R8_6_ADDITIONS)
+R8_8 = _redis8("8.8", 0, _R8_6_ADDITIONS)
+R8_10 = _redis8("8.10", 1, _R8_6_ADDITIONS)
+REDIS8_PROFILES = (R8_0, R8_2, R8_4, R8_6, R8_8, R8_10)
+
+PROFILES: Mapping[str, Profile] = MappingProxyType(
+    {p.name: p for p in (R7_0, R7_2, R7_4, V8_0, *REDIS8_PROFILES)}
+)
 DEFAULT_PROFILE = R7_4
 
 

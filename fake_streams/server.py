@@ -172,12 +172,17 @@ class FakeStreamsServer:
     ) -> None:
         self.profile: Profile = get_profile(version)
         self.clock: Clock = clock if clock is not None else SystemClock()
-        self.commands: Mapping[str, CommandSpec] = COMMANDS if commands is None else dict(commands)
+        table = COMMANDS if commands is None else commands
+        # a command of a later version (spec.feature) does not exist on this profile: `unknown command`
+        self.commands: Mapping[str, CommandSpec] = {
+            name: cmd for name, cmd in table.items() if cmd.feature is None or self.profile.has(cmd.feature)
+        }
         #: unexpected Python exceptions raised by handlers: (command, args, traceback text)
         self.internal_errors: List[Tuple[str, List[bytes], str]] = []
         self.closed = False
         self.address: Optional[str] = None
-        self.router = _fakeredis.Router.default() if commands is None else _fakeredis.Router(self.commands)
+        self.router = (_fakeredis.Router.default(self.commands, self.profile.name) if commands is None
+                       else _fakeredis.Router(self.commands))
         self.backend = _fakeredis.Backend(self.profile)  # the fakeredis server behind (internal)
         self.blocking = BlockingRegistry(self, block_safety_s)  # the blocked clients (internal)
         self.backend.install_hooks(self.blocking)
@@ -360,7 +365,7 @@ class FakeStreamsServer:
     def info(self, sections: Sequence[bytes]) -> bytes:
         """The INFO reply for ``INFO sections…`` (lock held): every section and field the profile's server
         reports, with live values (:mod:`fake_streams.info`)."""
-        names = info_model.select(self.profile.name, sections)
+        names = info_model.select(self.profile.table_name, sections)
         with_keys = "memory" in names or "keyspace" in names
         port = self.address.rsplit(":", 1)[-1] if self.address and not self.address.startswith("unix:") else "6379"
         snap = _fakeredis.info_snapshot(self.backend, self.blocking.snapshot(), int(port) if port.isdigit() else 0,

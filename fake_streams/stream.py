@@ -63,6 +63,7 @@ from .reply import EntryReply
 
 if TYPE_CHECKING:
     from .groups import ConsumerGroup
+    from .idmp import IdmpState
 
 #: a stream entry as the public methods give it: ``(id, [f1, v1, ...])`` (a fresh list)
 Entry = Tuple[StreamID, List[bytes]]
@@ -86,6 +87,8 @@ class Stream:
         self.max_deleted_entry_id: StreamID = MIN_ID
         self.entries_added: int = 0
         self.groups: SortedDict[bytes, ConsumerGroup] = SortedDict()
+        #: Redis 8.6 idempotent-XADD state (:mod:`fake_streams.idmp`), created on first use
+        self.idmp: Optional[IdmpState] = None
         if node_max_entries is not None:
             self.stream_node_max_entries = node_max_entries
         if node_max_bytes is not None:

@@ -426,6 +426,7 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, ta
     wall = type(clock) is SystemClock  # its now_ms inlined below (one call less per command)
     wall_time = time.time
     limits = stream.node_limits()  # CONFIG SET cannot run before the lock is released
+    policies = server.profile.has("stream_ref_policies")
     decode_error = sock._decode_error
     append = fast.append
     added = False
@@ -444,9 +445,12 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, ta
                 xadd_name = name
             if args[0] != key:
                 break
+            plain = len(args) > 3 and args[1] == b"*" and not len(args) % 2  # = is_plain_xadd(args)
+            if policies and not plain:  # Redis 8.2+ options (KEEPREF/DELREF/ACKED …): the general path
+                break
             i += 1
             try:
-                if len(args) > 3 and args[1] == b"*" and not len(args) % 2:  # = is_plain_xadd(args)
+                if plain:
                     append(append_now(stream, args, int(wall_time() * 1000) if wall else now_ms(), limits))
                 else:
                     args = list(args)

@@ -31,15 +31,14 @@ class Router:
             self.signatures[container] = _signature(container, 1, True)
 
     @classmethod
-    def default(cls) -> Router:
-        """The Router of the default command table (``fake_streams.commands.COMMANDS``), made once and shared by
-        every server on it: it is read-only once built, and building it (27 fakeredis Signatures) was a large
-        part of a new server's cost (one per test in the pytest fixture)."""
-        router = _DEFAULT.get("router")
+    def default(cls, commands: Mapping[str, CommandSpec], profile_name: str) -> Router:
+        """The Router of the default command table as the profile ``profile_name`` has it (``commands``: the
+        server's filtered ``fake_streams.commands.COMMANDS``; later versions' commands are left out), made once
+        per profile and shared by every server on it: it is read-only once built, and building it (27 fakeredis
+        Signatures) was a large part of a new server's cost (one per test in the pytest fixture)."""
+        router = _DEFAULT.get(profile_name)
         if router is None:
-            from ..commands import COMMANDS
-
-            router = _DEFAULT["router"] = cls(COMMANDS)
+            router = _DEFAULT[profile_name] = cls(commands)
         return router
 
     def resolve(self, cmd_name: str) -> Tuple[str, Optional[str]]:

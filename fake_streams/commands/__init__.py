@@ -20,7 +20,7 @@ _MODULES = (
     "xclaim",
     "xinfo",
     "xadd_xtrim", "xrange", "xsetid",
-    "xread", "xgroup", "xack_xpending",
+    "xread", "xgroup", "xack_xpending", "xdelex", "xcfgset",
 )
 
 CONTAINERS = frozenset({"xgroup", "xinfo"})

@@ -85,6 +85,9 @@ class BlockRequest:
     unblock_on_nokey: bool = False
     #: state for the R7.0 serve-from-saved-state model (see fake_streams.commands.xread)
     saved: Optional[SavedRead] = None
+    #: XREADGROUP … CLAIM: re-run the command after this many ms (a pending entry becomes claimable then),
+    #: as if a key had been signalled; ``None`` = only keys and the timeout wake the client
+    recheck_ms: Optional[int] = None
 
 
 #: ``handler(ctx, args)``: a reply, or (XREAD/XREADGROUP) a request to block
@@ -106,6 +109,8 @@ class CommandSpec:
     since: str = "5.0.0"
     summary: str = ""
     complexity: str = ""
+    #: the profile feature the command needs (``profile.has(feature)``); other profiles answer ``unknown command``
+    feature: Optional[str] = None
 
     def arity_ok(self, argc: int) -> bool:
         """Whether ``argc`` (the full argv length, names included) satisfies the arity."""

@@ -1,7 +1,9 @@
 """XADD and XTRIM (spec §2.1, §2.2).
 
-``XADD key [NOMKSTREAM] [(MAXLEN | MINID) [= | ~] threshold [LIMIT count]] (* | id) field value [field value ...]``
-``XTRIM key (MAXLEN | MINID) [= | ~] threshold [LIMIT count]``
+``XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO pid | IDMP pid iid] [(MAXLEN | MINID) [= | ~] threshold [LIMIT count]] (* | id) field value [field value ...]``
+``XTRIM key (MAXLEN | MINID) [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]``
+
+The reference-policy words exist on profiles with ``stream_ref_policies`` (Redis 8.2+, :mod:`fake_streams.refs`).
 
 Both share ``streamParseAddOrTrimArgsOrReply``: options are scanned left to right from the argument
 after the key, in any order and any number of times, until XADD finds its ID. Option names compare
@@ -18,8 +20,10 @@ from __future__ import annotations
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import ReplyError
+from ..idmp import auto_iid, state_of
 from ..ids import MAX_ID, MIN_ID, U64_MAX, StreamID, key_of, next_id, parse_strict_id, parse_xadd_id
 from ..nodes import LISTPACK_MAX_SIZE
+from ..refs import KEEPREF, policy_word, trim_with_policy
 from ..stream import Stream
 from .base import CommandSpec, Context, cstr, parse_count, spec
 
@@ -38,6 +42,10 @@ class TrimArgs(NamedTuple):
     #: XADD: the explicit ID (``None`` for ``*``), and whether its sequence was given (False for ``ms-*``)
     sid: Optional[StreamID]
     seq_given: bool
+    #: reference policy of the trimming (Redis 8.2 KEEPREF / DELREF / ACKED; :mod:`fake_streams.refs`)
+    policy: str = KEEPREF
+    #: Redis 8.6 ``IDMP pid iid`` → ``(pid, iid)``, ``IDMPAUTO pid`` → ``(pid, None)`` (:mod:`fake_streams.idmp`)
+    idmp: Optional[Tuple[bytes, Optional[bytes]]] = None
 
     @property
     def has_strategy(self) -> bool:
@@ -50,8 +58,15 @@ _TOKENS.update({t: t for t in (b"maxlen", b"minid", b"limit", b"nomkstream", b"*
 _new_trim_args = tuple.__new__
 
 
-def parse_add_trim_args(args: List[bytes], xadd: bool) -> TrimArgs:
-    """``streamParseAddOrTrimArgsOrReply``: scan ``args[1:]`` (``args[0]`` is the key). Raises ReplyError."""
+def parse_add_trim_args(args: List[bytes], xadd: bool, policies: bool = False, idmp_ok: bool = False) -> TrimArgs:
+    """``streamParseAddOrTrimArgsOrReply``: scan ``args[1:]`` (``args[0]`` is the key). Raises ReplyError.
+
+    ``policies`` (profile feature ``stream_ref_policies``): one KEEPREF / DELREF / ACKED word is an option;
+    a second one is XADD's ID (``Invalid stream ID``) or XTRIM's ``syntax error`` (Redis 8.2.3).
+    ``idmp_ok`` (``stream_idmp``, XADD only): ``IDMP pid iid`` / ``IDMPAUTO pid``, once, with the ``*`` ID.
+    """
+    policy: Optional[str] = None
+    idmp: Optional[Tuple[bytes, Optional[bytes]]] = None
     maxlen: Optional[int] = None
     minid: Optional[StreamID] = None
     approx = False
@@ -95,12 +110,32 @@ def parse_add_trim_args(args: List[bytes], xadd: bool) -> TrimArgs:
             i += 1
         elif xadd and name == b"nomkstream":
             nomkstream = True
+        elif policies and policy is None and policy_word(name) is not None:
+            policy = policy_word(name)
+        elif idmp_ok and xadd and name in (b"idmp", b"idmpauto") and moreargs >= (2 if name == b"idmp" else 1):
+            if idmp is not None:
+                raise ReplyError("IDMP_TWICE")
+            pid = args[i + 1]
+            if name == b"idmp":
+                if not pid:
+                    raise ReplyError("IDMP_EMPTY_PID")
+                if not args[i + 2]:
+                    raise ReplyError("IDMP_EMPTY_IID")
+                idmp = (pid, args[i + 2])
+                i += 2
+            else:
+                if not pid:
+                    raise ReplyError("IDMPAUTO_EMPTY_PID")
+                idmp = (pid, None)
+                i += 1
         elif xadd:
             sid, seq_given = parse_xadd_id(opt)
             break
         else:
             raise ReplyError("SYNTAX")
         i += 1
+    if idmp is not None and sid is not None:
+        raise ReplyError("IDMP_EXPLICIT_ID")
     has_strategy = maxlen is not None or minid is not None
     if limit and not has_strategy:
         raise ReplyError("LIMIT_WITHOUT_STRATEGY")
@@ -109,12 +144,18 @@ def parse_add_trim_args(args: List[bytes], xadd: bool) -> TrimArgs:
     if limit_given and not approx:
         raise ReplyError("LIMIT_WITHOUT_APPROX")
     return _new_trim_args(  # TrimArgs(...) without the NamedTuple's Python-level __new__
-        TrimArgs, (maxlen, minid, approx, limit if limit_given else None, nomkstream, i, sid, seq_given)
+        TrimArgs, (maxlen, minid, approx, limit if limit_given else None, nomkstream, i, sid, seq_given,
+                   policy or KEEPREF, idmp)
     )
 
 
-def _trim(stream: Stream, targs: TrimArgs) -> int:
-    return stream.trim(maxlen=targs.maxlen, minid=targs.minid, approx=targs.approx, limit=targs.limit)
+def _trim(stream: Stream, targs: TrimArgs, approx_honoured: bool = True) -> int:
+    """The trimming ``targs`` ask for, under their reference policy. ``approx_honoured``: the profile's
+    ``approx_trim_ref_policies`` (``~`` with DELREF/ACKED removes nothing without it)."""
+    if targs.policy == KEEPREF:
+        return stream.trim(maxlen=targs.maxlen, minid=targs.minid, approx=targs.approx, limit=targs.limit)
+    return trim_with_policy(stream, targs.maxlen, targs.minid, targs.approx, targs.limit, targs.policy,
+                            approx_honoured)
 
 
 def _resolve_id(last: StreamID, targs: TrimArgs, now_ms: int) -> StreamID:
@@ -143,15 +184,31 @@ def xadd(ctx: Context, args: List[bytes]) -> Optional[bytes]:
     key = args[0]
     if is_plain_xadd(args):  # `XADD key * field value ...`: no option to scan
         return _xadd_now(ctx, key, args)
-    targs = parse_xadd_args(args)
+    profile = ctx.profile
+    targs = parse_xadd_args(args, profile.has("stream_ref_policies"), profile.has("stream_idmp"))
     stream = ctx.lookup(key)
     if stream is None:
         if targs.nomkstream:
             return None
         stream = ctx.create(key)
+    idmp = None
+    if targs.idmp is not None:
+        pid, iid = targs.idmp
+        idmp = (pid, iid if iid is not None else auto_iid(args[targs.id_pos + 1:]))
+        state = state_of(stream, create=True)
+        assert state is not None
+        original = state.lookup(idmp[0], idmp[1], ctx.now_ms)
+        if original is not None:  # a duplicate: nothing added, trimmed, dirtied or notified (choice)
+            state.iids_duplicates += 1
+            return original
     if stream.last_id == MAX_ID:
         raise ReplyError("XADD_ID_EXHAUSTED")
-    enc, trimmed = append_parsed(stream, args, targs, ctx.now_ms)
+    enc, trimmed = append_parsed(stream, args, targs, ctx.now_ms,
+                                 approx_honoured=profile.has("approx_trim_ref_policies"))
+    if idmp is not None:
+        state = state_of(stream)
+        assert state is not None
+        state.record(idmp[0], idmp[1], enc, ctx.now_ms)
     ctx.modified(key)
     ctx.notify("xadd", key)
     if trimmed:
@@ -163,7 +220,7 @@ def xadd(ctx: Context, args: List[bytes]) -> Optional[bytes]:
 _MAXLEN_T = (b"MAXLEN", b"maxlen")
 
 
-def parse_xadd_args(args: List[bytes]) -> TrimArgs:
+def parse_xadd_args(args: List[bytes], policies: bool = False, idmp_ok: bool = False) -> TrimArgs:
     """XADD's argument checks that need no key: options, ID, field/value count, ``0-0``. Raises ReplyError.
 
     ``key MAXLEN ~ n * field value ...`` (what redis-py sends for ``maxlen=n``) needs no option scan.
@@ -172,8 +229,8 @@ def parse_xadd_args(args: List[bytes]) -> TrimArgs:
         maxlen = parse_count(args[3])
         if maxlen < 0:
             raise ReplyError("MAXLEN_NEGATIVE")
-        return _new_trim_args(TrimArgs, (maxlen, None, True, None, False, 4, None, True))
-    targs = parse_add_trim_args(args, xadd=True)
+        return _new_trim_args(TrimArgs, (maxlen, None, True, None, False, 4, None, True, KEEPREF, None))
+    targs = parse_add_trim_args(args, xadd=True, policies=policies, idmp_ok=idmp_ok)
     nitems = len(args) - targs.id_pos - 1
     if nitems < 2 or nitems % 2:
         raise ReplyError("WRONG_ARITY", command="xadd")
@@ -183,7 +240,7 @@ def parse_xadd_args(args: List[bytes]) -> TrimArgs:
 
 
 def append_parsed(stream: Stream, args: List[bytes], targs: TrimArgs, now: int,
-                  limits: Optional[Tuple[int, int]] = None) -> Tuple[bytes, int]:
+                  limits: Optional[Tuple[int, int]] = None, approx_honoured: bool = True) -> Tuple[bytes, int]:
     """The stream part of an XADD whose ``args`` passed :func:`parse_xadd_args`: the ID (``streamAppendItem``),
     the entry appended, then the trimming asked for. Returns ``(ID wire form, entries trimmed)``; raises
     ReplyError with nothing changed (ID exhausted / too small, entry too large). ``limits``: the stream's
@@ -192,7 +249,7 @@ def append_parsed(stream: Stream, args: List[bytes], targs: TrimArgs, now: int,
     last = stream.last_id
     if last == MAX_ID:
         raise ReplyError("XADD_ID_EXHAUSTED")
-    maxlen, minid, approx, limit, _, id_pos, sid, _ = targs
+    maxlen, minid, approx, limit, _, id_pos, sid, _, policy, _ = targs
     if sid is None:  # `*`: streamNextID + the append, as append_now
         enc = stream.add_next(args[id_pos + 1:], now, limits)
     else:
@@ -205,6 +262,8 @@ def append_parsed(stream: Stream, args: List[bytes], targs: TrimArgs, now: int,
         stream.add(sid, key_of(sid), enc, fields, total, limits)
     if maxlen is None and minid is None:
         return enc, 0
+    if policy != KEEPREF:
+        return enc, _trim(stream, targs, approx_honoured)
     return enc, stream.trim(maxlen, minid, approx, limit)
 
 
@@ -250,11 +309,12 @@ def xtrim(ctx: Context, args: List[bytes]) -> int:
     Argument errors win over a missing key. O(entries removed), whole nodes O(log n) each.
     """
     key = args[0]
-    targs = parse_add_trim_args(args, xadd=False)
+    profile = ctx.profile
+    targs = parse_add_trim_args(args, xadd=False, policies=profile.has("stream_ref_policies"))
     stream = ctx.lookup(key)
     if stream is None:
         return 0
-    deleted = _trim(stream, targs)
+    deleted = _trim(stream, targs, profile.has("approx_trim_ref_policies"))
     if deleted:
         ctx.modified(key)
         ctx.notify("xtrim", key)

@@ -95,6 +95,14 @@ def _require_group(ctx: Context, args: List[bytes]) -> Tuple[Stream, ConsumerGro
     return stream, group
 
 
+def _capped(ctx: Context, stream: Stream, entries_read: int) -> int:
+    """ENTRIESREAD as stored: capped at the stream's entries-added on ``entriesread_capped`` profiles (Redis 8.2.2+,
+    #14259), else as given (the lag can then be negative). O(1)."""
+    if ctx.profile.has("entriesread_capped") and entries_read > stream.entries_added:
+        return stream.entries_added
+    return entries_read
+
+
 def xgroup_create(ctx: Context, args: List[bytes]) -> Status:
     """XGROUP CREATE: a group at ``id`` (``$`` = the stream's last ID), optionally creating the stream. O(log g)."""
     mkstream, entries_read = _parse_options(ctx, args, b"CREATE")
@@ -110,7 +118,7 @@ def xgroup_create(ctx: Context, args: List[bytes]) -> Status:
         stream = ctx.create(key)
         ctx.signal_ready(key)
         ctx.modified(key)
-    if create_group(stream, name, last_id, entries_read) is None:
+    if create_group(stream, name, last_id, _capped(ctx, stream, entries_read)) is None:
         raise ReplyError("BUSYGROUP")
     ctx.notify("xgroup-create", key)
     return OK
@@ -124,7 +132,7 @@ def xgroup_setid(ctx: Context, args: List[bytes]) -> Status:
         raise _syntax_error(ctx)
     raw_id = args[2]
     group.last_id = stream.last_id if cstr(raw_id) == b"$" else parse_id(raw_id)
-    group.entries_read = entries_read
+    group.entries_read = _capped(ctx, stream, entries_read)
     ctx.notify("xgroup-setid", args[0])
     return OK
 

@@ -18,6 +18,7 @@ from typing import Iterable, List, Optional, Tuple, TypeVar
 
 from ..errors import ReplyError
 from ..groups import INVALID_ENTRIES_READ, NEVER_ACTIVE, ConsumerGroup, group_lag
+from ..idmp import IdmpState, state_of
 from ..ids import MAX_ID, MIN_ID, parse_i64
 from ..reply import Reply, Status, as_i64, entries, entry, help_reply, map_reply
 from ..stream import Stream
@@ -122,6 +123,8 @@ def xinfo_stream(ctx: Context, args: List[bytes]) -> Reply:
     count = parse_xinfo_stream_options(ctx, args[1:])
     protocol = ctx.protocol
     pairs = _head(stream)
+    if ctx.profile.has("stream_idmp"):  # Redis 8.6: after recorded-first-entry-id (FULL: same place, a choice)
+        pairs += list((state_of(stream) or IdmpState()).info_fields(ctx.now_ms))
     if count is None:
         first = stream.first_entry()
         last = stream.last_entry()
@@ -165,7 +168,7 @@ def _full_group(ctx: Context, stream: Stream, group: ConsumerGroup, count: int) 
             (b"name", group.name),
             (b"last-delivered-id", group.last_id.encode()),
             (b"entries-read", _entries_read(group)),
-            (b"lag", _i64(group_lag(stream, group))),
+            (b"lag", _i64(group_lag(stream, group, ctx.profile.has("lag_behind_first_estimated")))),
             (b"pel-count", len(group.pel)),
             (b"pending", pending),
             (b"consumers", consumers),
@@ -185,7 +188,7 @@ def xinfo_groups(ctx: Context, args: List[bytes]) -> List[Reply]:
                 (b"pending", len(group.pel)),
                 (b"last-delivered-id", group.last_id.encode()),
                 (b"entries-read", _entries_read(group)),
-                (b"lag", _i64(group_lag(stream, group))),
+                (b"lag", _i64(group_lag(stream, group, ctx.profile.has("lag_behind_first_estimated")))),
             ],
         )
         for group in stream.groups.values()

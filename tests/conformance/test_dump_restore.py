@@ -43,7 +43,7 @@ def _config_defaults(pair):
 
 
 def _fmt(pair) -> RdbFormat:
-    return format_for(pair.profile.name)
+    return format_for(pair.profile.table_name)
 
 
 def _any_version(pair) -> RdbFormat:

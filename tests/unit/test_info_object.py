@@ -39,10 +39,10 @@ def test_every_section_prints_the_profiles_fields_in_order(server):
             conn.send_command("INFO", *args)
             text = conn.read_response()
             layout = _layout(text)
-            assert [name for name, _ in layout] == info_model.select(server.version, [a.encode() for a in args])
+            assert [name for name, _ in layout] == info_model.select(server.profile.table_name, [a.encode() for a in args])
             for name, fields in layout:
                 if name in info_model.FIELDS:
-                    assert fields == info_model.field_names(server.version, name), name
+                    assert fields == info_model.field_names(server.profile.table_name, name), name
     finally:
         r.connection_pool.release(conn)
 

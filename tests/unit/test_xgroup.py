@@ -98,7 +98,9 @@ def test_create_entriesread(version):
     assert ctx.run("XGROUP", "CREATE", "s", "g2", "$", "ENTRIESREAD", "3") == OK
     assert ctx.run("XGROUP", "CREATE", "s", "g3", "$", "ENTRIESREAD", "-1") == OK
     assert ctx.run("XGROUP", "CREATE", "s", "g4", "$", "entriesread", "9", "MKSTREAM") == OK
-    assert [group(ctx, f"g{i}").entries_read for i in (1, 2, 3, 4)] == [0, 3, INVALID_ENTRIES_READ, 9]
+    # Redis 8.2.2+ (#14259) stores ENTRIESREAD capped at entries-added (3 here)
+    capped = 3 if ctx.profile.has("entriesread_capped") else 9
+    assert [group(ctx, f"g{i}").entries_read for i in (1, 2, 3, 4)] == [0, 3, INVALID_ENTRIES_READ, capped]
 
 
 @pytest.mark.parametrize("version", ALL)

@@ -9,6 +9,7 @@ import pytest
 
 from fake_streams.groups import ConsumerGroup
 from fake_streams.ids import MIN_ID
+from fake_streams.profiles import PROFILES
 from fake_streams.reply import Status
 from tests.support.context import DictContext
 from tests.support.engine import ACTIVE, ALL, T0, F
@@ -126,7 +127,13 @@ def test_stream_full_count_must_be_an_integer(raw):
 # ------------------------------------------------------------------------------------ STREAM summary
 
 
-def summary_pairs(stream_groups=2):
+#: Redis 8.6+ (profile feature stream_idmp): six fields after recorded-first-entry-id, here at their defaults
+IDMP_DEFAULTS = [(b"idmp-duration", 100), (b"idmp-maxsize", 100), (b"pids-tracked", 0), (b"iids-tracked", 0),
+                 (b"iids-added", 0), (b"iids-duplicates", 0)]
+
+
+def summary_pairs(stream_groups=2, version="7.4"):
+    idmp = IDMP_DEFAULTS if PROFILES[version].has("stream_idmp") else []
     return [
         (b"length", 3),
         (b"radix-tree-keys", 1),
@@ -135,6 +142,7 @@ def summary_pairs(stream_groups=2):
         (b"max-deleted-entry-id", b"0-0"),
         (b"entries-added", 3),
         (b"recorded-first-entry-id", b"1-0"),
+        *idmp,
         (b"groups", stream_groups),
         (b"first-entry", [b"1-0", [b"f", b"v"]]),
         (b"last-entry", [b"3-0", [b"a", b"1", b"a", b"2"]]),
@@ -152,7 +160,7 @@ def summary_ctx(version="7.4", protocol=2):
 @pytest.mark.parametrize("version", ALL)
 def test_stream_summary_resp2(version):
     ctx, stream = summary_ctx(version)
-    flat = [x for pair in summary_pairs() for x in pair]
+    flat = [x for pair in summary_pairs(version=version) for x in pair]
     assert ctx.run("XINFO", "STREAM", "s") == flat
     check(stream)
 
@@ -162,7 +170,7 @@ def test_stream_summary_resp3(version):
     ctx, stream = summary_ctx(version, protocol=3)
     reply = ctx.run("XINFO", "stream", "s")
     assert isinstance(reply, dict)
-    assert list(reply.items()) == summary_pairs()
+    assert list(reply.items()) == summary_pairs(version=version)
 
 
 @pytest.mark.parametrize("protocol", [2, 3])
@@ -290,15 +298,29 @@ def flat(pairs):
     return out
 
 
+def full_reply(ctx, *argv):
+    """XINFO STREAM FULL with the Redis 8.6 IDMP fields checked (defaults, right after recorded-first-entry-id:
+    a choice, docs/redis8-choices.md) and taken out, so the 7.x layout checks below apply to every profile."""
+    reply = ctx.run(*argv)
+    if not ctx.profile.has("stream_idmp"):
+        return reply
+    if isinstance(reply, dict):
+        items = list(reply.items())
+        assert items[7:13] == IDMP_DEFAULTS
+        return dict(items[:7] + items[13:])
+    assert [tuple(reply[i:i + 2]) for i in range(14, 26, 2)] == IDMP_DEFAULTS
+    return reply[:14] + reply[26:]
+
+
 @pytest.mark.parametrize("version", ALL)
 def test_stream_full_resp2(version):
     ctx, stream = full_ctx(version)
     head, g0, g1 = full_pairs(ctx.profile.has("consumer_active_time"))
     g1 = [(k, [flat(c) for c in v] if k == b"consumers" else v) for k, v in g1]
     expected = flat(head) + [b"groups", [flat(g0), flat(g1)]]
-    assert ctx.run("XINFO", "STREAM", "s", "FULL") == expected
+    assert full_reply(ctx, "XINFO", "STREAM", "s", "FULL") == expected
     assert len(expected) == 18 and len(flat(g1)) == 14
-    assert len(ctx.run("XINFO", "STREAM", "s", "FULL")[17][1][13][0]) == (10 if version in ACTIVE else 8)
+    assert len(full_reply(ctx, "XINFO", "STREAM", "s", "FULL")[17][1][13][0]) == (10 if version in ACTIVE else 8)
     check(stream)
 
 
@@ -306,7 +328,7 @@ def test_stream_full_resp2(version):
 def test_stream_full_resp3(version):
     ctx, stream = full_ctx(version, protocol=3)
     head, g0, g1 = full_pairs(ctx.profile.has("consumer_active_time"))
-    reply = ctx.run("XINFO", "STREAM", "s", "full")
+    reply = full_reply(ctx, "XINFO", "STREAM", "s", "full")
     assert list(reply)[:8] == [k for k, _ in head] and list(reply)[8] == b"groups" and len(reply) == 9
     for k, v in head:
         assert reply[k] == v
