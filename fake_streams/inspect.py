@@ -158,7 +158,7 @@ def _value(db: Any, key: bytes) -> object:
     return None if item is None else item.value
 
 
-def _group_view(stream: Stream, key: bytes, group: ConsumerGroup, now_ms: int) -> GroupView:
+def _group_view(stream: Stream, key: bytes, group: ConsumerGroup, now_ms: int, reestimate: bool = False) -> GroupView:
     consumers = tuple(
         ConsumerView(
             name=_text(c.name),
@@ -185,13 +185,13 @@ def _group_view(stream: Stream, key: bytes, group: ConsumerGroup, now_ms: int) -
         name=_text(group.name),
         last_id=str(group.last_id),
         entries_read=None if group.entries_read == INVALID_ENTRIES_READ else group.entries_read,
-        lag=group_lag(stream, group),
+        lag=group_lag(stream, group, reestimate),
         consumers=consumers,
         pending=pending,
     )
 
 
-def _stream_view(stream: Stream, key: bytes, db: int, now_ms: int) -> StreamView:
+def _stream_view(stream: Stream, key: bytes, db: int, now_ms: int, reestimate: bool = False) -> StreamView:
     entries = tuple(
         Entry(str(sid), {_text(f): _text(v) for f, v in zip(fields[::2], fields[1::2])})
         for sid, fields in stream.range(_MIN, _MAX)
@@ -205,7 +205,7 @@ def _stream_view(stream: Stream, key: bytes, db: int, now_ms: int) -> StreamView
         max_deleted_entry_id=str(stream.max_deleted_entry_id),
         entries_added=stream.entries_added,
         entries=entries,
-        groups=tuple(_group_view(stream, key, g, now_ms) for g in stream.groups.values()),
+        groups=tuple(_group_view(stream, key, g, now_ms, reestimate) for g in stream.groups.values()),
     )
 
 
@@ -232,7 +232,7 @@ def stream_view(server: FakeStreamsServer, key: Text, db: int = 0) -> StreamView
         database = _databases(server).get(db)
         value = None if database is None else _value(database, raw)
         if isinstance(value, Stream):
-            return _stream_view(value, raw, db, server.clock.now_ms())
+            return _stream_view(value, raw, db, server.clock.now_ms(), server.profile.has("reestimating_read_counter"))
     what = "no stream" if value is None else f"a key of type {_type_name(value)!r}, not a stream,"
     streams = [k for d, k in stream_keys(server, db)]
     listed = "".join(f"\n- {k!r}" for k in streams) if streams else "\n(none)"

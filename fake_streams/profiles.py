@@ -1,9 +1,10 @@
-"""Version profiles: what differs between Redis 7.0, 7.2, 7.4 and Valkey 8.0 for stream commands (spec §6).
+"""Version profiles: what differs between Redis 7.0, 7.2, 7.4, Valkey 8.0 and Valkey 9.1 (spec §6, §9).
 
 Handlers ask for features (``profile.has("xread_plus_id")``), never compare version numbers, and
 resolve error texts through ``profile.errors`` (the base table of :mod:`fake_streams.errors` with
 this profile's overrides applied). Users name profiles by the public strings ``"7.0"``, ``"7.2"``,
-``"7.4"`` (default) and ``"valkey-8.0"``.
+``"7.4"`` (default), ``"valkey-8.0"`` and ``"valkey-9.1"`` (Valkey 9.1.2 exactly: checked against the live
+server, which is its oracle with no declared difference).
 """
 
 from __future__ import annotations
@@ -26,18 +27,32 @@ FEATURES: Mapping[str, str] = MappingProxyType(
         "eager_consumer_creation": "XREADGROUP/XCLAIM/XAUTOCLAIM create the consumer before serving (R7.2+) [row 10]",
         "xsetid_checks_max_deleted": "XSETID refuses an ID below max-deleted-entry-id (R7.2+) [row 11]",
         "block_timeout_range_check": "BLOCK refuses a timeout whose deadline would overflow int64: 'timeout is out of range' (R7.2+; 7.0 blocks) [timeout.c]",
+        # Valkey 9.1.2 (observed on the live server; spec §9)
+        "reestimating_read_counter": "entries-read / lag with Valkey 9's tombstone rules: any deleted ID after the cursor counts, an ID below max-deleted-entry-id is unknown, a '>' delivery counts on only from a known position (V9.1) [spec §9 item 1]",
+        "xread_plus_empty_stream_reads_nothing": "XREAD '+' on a stream whose last ID is 0-0 serves nothing instead of an error (V9.1)",
+        "unshared_small_integers": "OBJECT REFCOUNT of a small integer string is 1: values are not the shared integers (V9.1)",
+        "embstr_holds_the_key": "embstr: the key, its expiry and the value fit one 128-byte allocation, not a 44-byte value limit (V9.1)",
+        "noauth_before_command_checks": "an unauthenticated client gets NOAUTH before unknown-command / arity errors (V9.1)",
+        "no_multi_names_the_command": "a command refused inside MULTI is named: \"ERR Command 'watch' not allowed inside a transaction\" (V9.1)",
+        "lua_module_listed": "HELLO 'modules' and INFO Modules list the built-in lua scripting engine module (V9.1)",
     }
 )
 
 _ALL = frozenset(FEATURES)
+#: What only Valkey 9.1 does; the Redis and Valkey 8 profiles have none of it.
+_VALKEY_9 = frozenset({
+    "reestimating_read_counter", "xread_plus_empty_stream_reads_nothing", "unshared_small_integers",
+    "embstr_holds_the_key", "noauth_before_command_checks", "no_multi_names_the_command", "lua_module_listed",
+})
+_BEFORE_9 = _ALL - _VALKEY_9
 
 
 @dataclass(frozen=True)
 class Profile:
     """One emulated server version. Immutable; shared by every connection of a server."""
 
-    name: str  # public name: "7.0", "7.2", "7.4", "valkey-8.0"
-    spec_key: str  # spec version key: "R7.0", "R7.2", "R7.4", "V8"
+    name: str  # public name: "7.0", "7.2", "7.4", "valkey-8.0", "valkey-9.1"
+    spec_key: str  # spec version key: "R7.0", "R7.2", "R7.4", "V8", "V9.1"
     server: str  # "redis" or "valkey" (HELLO 'server')
     redis_version: str  # INFO redis_version / HELLO 'version' for redis
     valkey_version: Optional[str]  # INFO valkey_version (valkey only)
@@ -80,7 +95,7 @@ R7_4 = Profile(
     server="redis",
     redis_version="7.4.1",
     valkey_version=None,
-    features=_ALL,
+    features=_BEFORE_9,
 )
 
 R7_2 = Profile(
@@ -89,7 +104,7 @@ R7_2 = Profile(
     server="redis",
     redis_version="7.2.6",
     valkey_version=None,
-    features=_ALL - {"xread_plus_id", "block_allowed_in_scripts"},
+    features=_BEFORE_9 - {"xread_plus_id", "block_allowed_in_scripts"},
 )
 
 R7_0 = Profile(
@@ -114,14 +129,24 @@ V8_0 = Profile(
     server="valkey",
     redis_version="7.2.4",
     valkey_version="8.0.1",
-    features=_ALL,
+    features=_BEFORE_9,
     error_overrides={
         # scriptVerifyCommandArity: Valkey dropped "Redis" from the text
         "SCRIPT_UNKNOWN_COMMAND": "ERR Unknown command called from script",
     },
 )
 
-PROFILES: Mapping[str, Profile] = MappingProxyType({p.name: p for p in (R7_0, R7_2, R7_4, V8_0)})
+V9_1 = Profile(
+    name="valkey-9.1",
+    spec_key="V9.1",
+    server="valkey",
+    redis_version="7.2.4",  # INFO redis_version of Valkey 9.1.2 (the compatibility version it reports)
+    valkey_version="9.1.2",
+    features=_ALL,
+    error_overrides=V8_0.error_overrides,
+)
+
+PROFILES: Mapping[str, Profile] = MappingProxyType({p.name: p for p in (R7_0, R7_2, R7_4, V8_0, V9_1)})
 DEFAULT_PROFILE = R7_4
 
 

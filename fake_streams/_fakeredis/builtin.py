@@ -35,8 +35,12 @@ def hello(sock: Any, *args: bytes) -> Any:
         b"id": data["id"],
         b"mode": b"standalone",
         b"role": b"master",
-        b"modules": [],
+        b"modules": [dict(LUA_MODULE)] if "lua_module_listed" in profile.features else [],
     }
+
+
+#: Valkey 9.1's built-in scripting engine module as HELLO lists it.
+LUA_MODULE = ((b"name", b"lua"), (b"ver", 1), (b"path", b"lua"), (b"args", []))
 
 
 @override("info")

@@ -80,6 +80,11 @@ class _Lookup:
         item = self._db.get(key)  # drops an expired key
         return None if item is None else item.value
 
+    def has_ttl(self, key: bytes) -> bool:
+        """Whether ``key`` has an expiry (Valkey 9.1 embeds it in a string object)."""
+        item = self._db.get(key)
+        return item is not None and item.expireat is not None
+
 
 def _config(sock: Any) -> Callable[[str], Any]:
     config = sock._server.config
@@ -113,6 +118,8 @@ def _refused_in_multi(sock: Any, name: str) -> bool:
 @override("multi", "watch", "save")
 def _no_multi(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
     if _refused_in_multi(sock, name):
+        if "no_multi_names_the_command" in sock._sf_session.server.profile.features:
+            raise SimpleError(f"ERR Command '{name}' not allowed inside a transaction")  # Valkey 9.1: cmd->fullname
         raise SimpleError(NOT_IN_MULTI)
     return base()
 

@@ -165,7 +165,7 @@ def _full_group(ctx: Context, stream: Stream, group: ConsumerGroup, count: int) 
             (b"name", group.name),
             (b"last-delivered-id", group.last_id.encode()),
             (b"entries-read", _entries_read(group)),
-            (b"lag", _i64(group_lag(stream, group))),
+            (b"lag", _i64(group_lag(stream, group, "reestimating_read_counter" in ctx.profile.features))),
             (b"pel-count", len(group.pel)),
             (b"pending", pending),
             (b"consumers", consumers),
@@ -185,7 +185,7 @@ def xinfo_groups(ctx: Context, args: List[bytes]) -> List[Reply]:
                 (b"pending", len(group.pel)),
                 (b"last-delivered-id", group.last_id.encode()),
                 (b"entries-read", _entries_read(group)),
-                (b"lag", _i64(group_lag(stream, group))),
+                (b"lag", _i64(group_lag(stream, group, "reestimating_read_counter" in ctx.profile.features))),
             ],
         )
         for group in stream.groups.values()

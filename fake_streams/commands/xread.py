@@ -188,7 +188,9 @@ def _resolve(ctx: Context, opts: ReadOptions, args: List[bytes]) -> List[Resolve
             else:
                 before_last = stream.last_id.decr()
                 if before_last is None:
-                    raise ReplyError("XREAD_LAST_ID_ZERO")
+                    if not ctx.profile.has("xread_plus_empty_stream_reads_nothing"):
+                        raise ReplyError("XREAD_LAST_ID_ZERO")
+                    before_last = MIN_ID  # Valkey 9.1: nothing to serve (the stream is empty)
                 gt = before_last
         elif raw == b">":
             if not opts.is_group:
@@ -225,14 +227,17 @@ def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: C
     keys, encs, fields = stream.slice_after(key_of(group.last_id), count)
     if not keys:
         return []
+    reestimate = "reestimating_read_counter" in ctx.profile.features
     if group.entries_read != INVALID_ENTRIES_READ and (
-        stream.max_deleted_entry_id == MIN_ID or not has_tombstones(stream, id_of(keys[0]))
-    ):
+        stream.max_deleted_entry_id == MIN_ID if reestimate
+        else stream.max_deleted_entry_id == MIN_ID or not has_tombstones(stream, id_of(keys[0]))
+    ) and (not reestimate or group.last_id >= stream.first_id):
         group.entries_read += len(keys)  # no tombstone at/after the first ID: none after the later ones either
+        group.last_id = id_of(keys[-1])
     else:
         for k in keys:
-            advance_entries_read(stream, group, id_of(k))
-    group.last_id = id_of(keys[-1])
+            advance_entries_read(stream, group, id_of(k), reestimate)
+            group.last_id = id_of(k)
     if not noack:
         group.deliver_batch(keys, encs, consumer, now)
         if "consumer_active_time" in ctx.profile.features:
