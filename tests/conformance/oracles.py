@@ -167,6 +167,7 @@ class Target:
     main: bool  # the oracle's main profile (gets the short id)
     skip_reason: str = ""
     exact: bool = False  # the profile emulates this oracle exactly: no known_difference applies
+    repeat: bool = False  # a second stand-in profile on this oracle (Valkey 9.1 as valkey-8.0): full run only
 
     @property
     def id(self) -> str:
@@ -194,7 +195,8 @@ def discover_targets() -> List[Target]:
             continue
         for i, profile in enumerate(profiles):
             for proto in PROTOCOLS:
-                targets.append(Target(kind, label, profile, proto, i == 0, exact=is_exact(kind, version, profile)))
+                targets.append(Target(kind, label, profile, proto, i == 0, exact=is_exact(kind, version, profile),
+                                      repeat=i >= 2))
     return targets
 
 
