@@ -348,6 +348,13 @@ _FEATURE_COMMANDS = {
     "eager_consumer_creation": "XREADGROUP, XCLAIM, XAUTOCLAIM",
     "xsetid_checks_max_deleted": "XSETID",
     "block_timeout_range_check": "XREAD, XREADGROUP (BLOCK)",
+    "reestimating_read_counter": "XREADGROUP, XINFO GROUPS, XINFO STREAM FULL",
+    "xread_plus_empty_stream_reads_nothing": "XREAD",
+    "unshared_small_integers": "OBJECT REFCOUNT",
+    "embstr_holds_the_key": "OBJECT ENCODING",
+    "noauth_before_command_checks": "every command (requirepass)",
+    "no_multi_names_the_command": "MULTI, WATCH, SAVE (in MULTI)",
+    "lua_module_listed": "HELLO, INFO",
 }
 
 
