@@ -7,9 +7,10 @@ ENCODING is the encoding the profile's server gives a value with these contents 
 (``object.c`` ``strEncoding``; the conversions of t_string.c, t_list.c, t_set.c, t_hash.c, t_zset.c):
 
 * string: ``int`` (canonical int64 text of at most 20 bytes), ``embstr`` (at most 44 bytes), else ``raw``;
-  Valkey 9.1 (feature ``embstr_holds_the_key``) embeds the key, its expiry and the value in one allocation of
-  at most 128 bytes (:func:`valkey_embeds`; measured on Valkey 9.1.2 for a key set fresh, every key and value
-  length);
+  Valkey 9.1 (feature ``embstr_holds_the_key``) embeds the key with the value in one allocation of at most
+  128 bytes (:func:`valkey_embeds`; measured on Valkey 9.1.2 for keys written fresh, with or without a TTL,
+  every key and value length). Not modelled: a value written over a key that already had an expiry keeps
+  8 bytes for it there (so up to 8 bytes shorter values embed); the fake reports the fresh-key rule;
 * list: ``quicklist`` on Redis 7.0; from 7.2 ``listpack`` while its listpack would fit
   ``list-max-listpack-size`` (negative: 4/8/16/32/64 KiB; positive: that many entries within 8 KiB), else
   ``quicklist``;
@@ -94,8 +95,7 @@ def check_subcommand(sub: bytes, argc: int) -> Optional[str]:
 
 def object_command(profile: Any, sub: bytes, args: List[bytes], lookup: Callable[[bytes], Any],
                    config: Config) -> Tuple[Any, Optional[str]]:
-    """``OBJECT sub args…``: ``(reply, None)`` or ``(None, error text)``. ``lookup(key)`` is the value or None;
-    ``lookup.has_ttl(key)``, where the lookup has it, whether the key has an expiry."""
+    """``OBJECT sub args…``: ``(reply, None)`` or ``(None, error text)``. ``lookup(key)`` is the value or None."""
     name = bytes(sub).lower()
     err = check_subcommand(sub, len(args) + 2)
     if err is not None:
@@ -110,9 +110,7 @@ def object_command(profile: Any, sub: bytes, args: List[bytes], lookup: Callable
     policy = str(config("maxmemory-policy") or "noeviction").lower()
     lfu = "lfu" in policy
     if name == b"encoding":
-        has_ttl = getattr(lookup, "has_ttl", None)
-        ttl = bool(has_ttl(args[0])) if callable(has_ttl) else False
-        return encoding(profile, value, config, bytes(args[0]), ttl).encode(), None
+        return encoding(profile, value, config, bytes(args[0])).encode(), None
     if name == b"refcount":
         if "unshared_small_integers" in profile.features:
             return 1, None
@@ -139,9 +137,9 @@ def _kind(value: Any) -> str:
     return model.decode() if isinstance(model, bytes) else type(value).__name__
 
 
-def encoding(profile: Any, value: Any, config: Config, key: bytes = b"", has_ttl: bool = False) -> str:
-    """The encoding name ``strEncoding`` would give ``value`` (stored at ``key``, with an expiry or not) on
-    ``profile`` (see the module docstring)."""
+def encoding(profile: Any, value: Any, config: Config, key: bytes = b"") -> str:
+    """The encoding name ``strEncoding`` would give ``value`` (stored at ``key``) on ``profile`` (see the module
+    docstring)."""
     kind = _kind(value)
     since_72 = profile.name != "7.0"
     if kind == "string":
@@ -149,7 +147,7 @@ def encoding(profile: Any, value: Any, config: Config, key: bytes = b"", has_ttl
         if len(raw) <= 20 and parse_i64(bytes(raw)) is not None:
             return "int"
         if "embstr_holds_the_key" in profile.features:
-            return "embstr" if valkey_embeds(len(key), len(raw), has_ttl) else "raw"
+            return "embstr" if valkey_embeds(len(key), len(raw)) else "raw"
         return "embstr" if len(raw) <= EMBSTR_MAX else "raw"
     if kind == "stream":
         return "stream"
@@ -178,13 +176,13 @@ def _sds_size(length: int, smallest_header: int) -> int:
     return header + length + 1
 
 
-def valkey_embeds(key_len: int, value_len: int, has_ttl: bool) -> bool:
-    """Valkey 9.1's embstr test: an 8-byte object header, the key (a size byte and its sds), the expiry (8 bytes)
-    and the value (an sds of type 8 or more) within :data:`EMBED_LIMIT` bytes. O(1).
+def valkey_embeds(key_len: int, value_len: int) -> bool:
+    """Valkey 9.1's embstr test for a key written fresh: an 8-byte object header, the key (a size byte and its
+    sds) and the value (an sds of type 8 or more) within :data:`EMBED_LIMIT` bytes. O(1).
 
-    Measured on Valkey 9.1.2 (fresh keys): key 1 byte → values up to 112 bytes embed, key 31 → 82, key 32 → 79,
-    key 100 → 11; with an expiry 8 bytes fewer."""
-    size = 8 + 1 + _sds_size(key_len, 1) + (8 if has_ttl else 0) + _sds_size(value_len, 3)
+    Measured on Valkey 9.1.2: key 1 byte → values up to 112 bytes embed, key 31 → 82, key 32 → 79, key 100 → 11
+    (the same with ``SET … EX`` or a later EXPIRE)."""
+    size = 8 + 1 + _sds_size(key_len, 1) + _sds_size(value_len, 3)
     return size <= EMBED_LIMIT
 
 

@@ -80,11 +80,6 @@ class _Lookup:
         item = self._db.get(key)  # drops an expired key
         return None if item is None else item.value
 
-    def has_ttl(self, key: bytes) -> bool:
-        """Whether ``key`` has an expiry (Valkey 9.1 embeds it in a string object)."""
-        item = self._db.get(key)
-        return item is not None and item.expireat is not None
-
 
 def _config(sock: Any) -> Callable[[str], Any]:
     config = sock._server.config
