@@ -2,7 +2,14 @@
 
 * ``floor`` — :mod:`floor`: canned replies, redis-py's own cost only;
 * ``bare`` — :mod:`bare`: the floor's replies already parsed, redis-py's cost without packing/parsing;
-* ``ours`` — this project: ``ConnectionPool(connection_class=FakeStreamsConnection, server=FakeStreamsServer())``;
+* ``ours`` — this project on a bare server: ``ConnectionPool(connection_class=FakeStreamsConnection,
+  server=FakeStreamsServer())``;
+* ``fixture`` — this project as the pytest fixture gives it: the handle ``fake_redis_streams`` yields
+  (:class:`pytest_plugin._fixture.FakeRedisStreams`, default options: faults installed, network classes), its ``.client``;
+* ``patched`` — this project as ``patch_redis()`` gives it: a plain ``redis.Redis(host=..., port=...)`` built
+  while the patch is installed (the patch stays installed for the run; the real server's address passes through);
+* ``before`` — (``--before REV``) the ``fake_streams`` of git revision REV, imported as ``fake_streams_before``,
+  on a bare server like ``ours``: before/after figures of one change in one run;
 * ``fakeredis`` — ``fakeredis.FakeRedis`` with its own stream implementation;
 * ``real`` — ``/usr/bin/redis-server`` started by :class:`RealServer` on a free loopback port.
 
@@ -79,13 +86,14 @@ class Backend:
 
 class Ours(Backend):
     name = "ours"
+    package = "fake_streams"
 
     def __init__(self) -> None:
-        import fake_streams
-        from fake_streams import FakeStreamsServer
+        import importlib
 
-        self.server = FakeStreamsServer()
-        self._connection_class = fake_streams.FakeStreamsConnection
+        streams = importlib.import_module(self.package)
+        self.server = streams.FakeStreamsServer()
+        self._connection_class = streams.FakeStreamsConnection
         self._clients: Dict[Optional[int], redis.Redis] = {}
 
     def client(self, protocol: Optional[int]) -> redis.Redis:
@@ -102,6 +110,84 @@ class Ours(Backend):
             r.close()
         self._clients.clear()
         self.server.close()
+
+
+class Before(Ours):
+    """``fake_streams`` of an earlier revision (see :func:`install_before`), on a bare server."""
+
+    name = "before"
+    package = "fake_streams_before"
+
+
+def install_before(rev: str, root: str, into: str) -> str:
+    """Extract ``fake_streams/`` of git revision ``rev`` as the package ``fake_streams_before`` under ``into``
+    (the package imports itself relatively only, so the copy is independent of ours); returns its revision."""
+    import io
+    import tarfile
+
+    sha = subprocess.run(["git", "-C", root, "rev-parse", "--short", rev], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    data = subprocess.run(["git", "-C", root, "archive", rev, "fake_streams"], capture_output=True, check=True).stdout
+    target = os.path.join(into, "fake_streams_before")
+    shutil.rmtree(target, ignore_errors=True)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar.getmembers():
+            member.name = "fake_streams_before" + member.name[len("fake_streams"):]
+            tar.extract(member, into)
+    return sha
+
+
+class Fixture(Ours):
+    """The handle of the ``fake_redis_streams`` fixture (what a test gets), default options, its ``.client``."""
+
+    name = "fixture"
+
+    def __init__(self) -> None:
+        from pytest_plugin._fixture import FakeRedisStreams
+        from pytest_plugin._options import Options
+
+        self.handle = FakeRedisStreams(Options(patch=False))  # .client does not go through the patch
+        self.server = self.handle.server
+        self._clients: Dict[Optional[int], redis.Redis] = {}
+
+    def client(self, protocol: Optional[int]) -> redis.Redis:
+        r = self._clients.get(protocol)
+        if r is None:
+            kwargs = {} if protocol is None else {"protocol": protocol}
+            r = self._clients[protocol] = redis.Redis.from_url(
+                self.handle.url, connection_class=self.handle.connection_class, **kwargs)
+        return r
+
+    def close(self) -> None:
+        super().close()
+        self.handle.close()
+
+
+class Patched(Ours):
+    """``patch_redis()``: a stock ``redis.Redis(host="cache", port=6379)`` reaches a fake server."""
+
+    name = "patched"
+
+    def __init__(self, passthrough: Optional[List[str]] = None) -> None:
+        from fake_streams import patch_redis
+
+        self._patch = patch_redis(passthrough_hosts=passthrough or ())
+        self.network = self._patch.__enter__()
+        self.server = self.network.server_for("redis://cache:6379")
+        self._clients: Dict[Optional[int], redis.Redis] = {}
+
+    def client(self, protocol: Optional[int]) -> redis.Redis:
+        r = self._clients.get(protocol)
+        if r is None:
+            kwargs = {} if protocol is None else {"protocol": protocol}
+            r = self._clients[protocol] = redis.Redis(host="cache", port=6379, **kwargs)
+        return r
+
+    def close(self) -> None:
+        for r in self._clients.values():
+            r.close()
+        self._clients.clear()
+        self._patch.__exit__(None, None, None)
 
 
 class FakeRedisBackend(Backend):

@@ -10,7 +10,7 @@ How it stays on redis-py's path: :class:`FloorConnection` is an ordinary
 ``redis.connection.Connection``; only ``_connect()`` returns an in-memory :class:`CannedSocket`
 instead of a TCP socket, and the command packer is wrapped so that each packed command queues
 the RESP bytes of its reply (chosen by command name from a :class:`Canned` table). The socket's
-``recv_into`` hands those bytes to the parser exactly as a kernel socket would. ``can_read`` is
+``recv_into`` (or ``recv``) hands those bytes to the parser exactly as a kernel socket would. ``can_read`` is
 answered from the parser's buffer instead of ``poll()`` (no file descriptor exists); this skips
 one syscall per command that a real connection pays.
 
@@ -147,7 +147,8 @@ class InertSocket:
 
 
 class CannedSocket(InertSocket):
-    """In-memory stand-in for the TCP socket: ``sendall`` is a no-op, ``recv_into`` serves queued replies."""
+    """In-memory stand-in for the TCP socket: ``sendall`` is a no-op, ``recv_into`` / ``recv`` serve queued
+    replies (redis-py's pure-Python buffer reads with ``recv`` since 8.1, with ``recv_into`` before)."""
 
     def __init__(self) -> None:
         self.pending: List[bytes] = []
@@ -168,6 +169,14 @@ class CannedSocket(InertSocket):
         buf[:n] = data[:n] if n < len(data) else data
         self.buffered = data[n:] if n < len(data) else b""
         return n
+
+    def recv(self, bufsize: int) -> bytes:
+        if not self.buffered and not self.pending:
+            raise socket.timeout("floor: no reply queued")
+        data = self.buffered + b"".join(self.pending)
+        self.pending.clear()
+        self.buffered = data[bufsize:]
+        return data[:bufsize]
 
 
 class _QueueingPacker:

@@ -3,8 +3,10 @@
     python benchmarks/run.py [--sizes 1e3,1e4,1e5,1e6] [--repeat N] [--quick] [--out benchmarks/results.md]
 
 One process, one run: the same workloads on the floor (canned replies), bare (the same replies
-already parsed: no packing, no parsing), this project, fakeredis and
-a real redis-server (started here on a free loopback port when /usr/bin/redis-server exists).
+already parsed: no packing, no parsing), this project on a bare server (ours), through the pytest
+fixture's handle (fixture) and through ``patch_redis()`` (patched), optionally an earlier revision
+of this project (``--before REV``), fakeredis and a real redis-server (started here on a free
+loopback port when /usr/bin/redis-server exists).
 Writes a markdown report (``--out``) and the raw numbers next to it (``.json``).
 """
 
@@ -30,7 +32,7 @@ import backends  # noqa: E402
 import report  # noqa: E402
 import workloads  # noqa: E402
 
-BACKEND_ORDER = ["floor", "bare", "ours", "fakeredis", "real"]
+BACKEND_ORDER = report.BACKENDS
 
 
 def parse_sizes(text: str) -> List[int]:
@@ -94,8 +96,13 @@ class Cell:
     def metric(self) -> List[float]:
         return self.cpu if self.in_process else self.wall
 
+    #: the statistic of the batches that is reported (``--stat``): the median, or the minimum — on a machine
+    #: shared with other work, interference only ever adds time, so the fastest batch is the least disturbed
+    statistic = staticmethod(statistics.median)
+
     def median_us(self) -> Optional[float]:
-        return statistics.median(self.metric) * 1e6 if self.metric else None
+        """The reported figure (the :attr:`statistic` of the batches; the median unless ``--stat min``), µs/unit."""
+        return self.statistic(self.metric) * 1e6 if self.metric else None
 
     def cpu_share(self) -> Optional[float]:
         """Median CPU time ÷ median wall time: well below 1 for an in-process backend means it was preempted."""
@@ -105,7 +112,7 @@ class Cell:
 
     def extra_us(self, label: str) -> Optional[float]:
         values = self.extra.get(label)
-        return statistics.median(values) * 1e6 if values else None
+        return self.statistic(values) * 1e6 if values else None
 
     def as_json(self) -> Dict[str, Any]:
         return {
@@ -167,11 +174,16 @@ def measure(wl: workloads.Workload, jobs: Dict[str, workloads.Job], repeat: int,
 # ------------------------------------------------------------------------------------------- phases
 
 
-def build(size: int, real_port: Optional[int], fills: Dict[str, Dict[str, float]]) -> Dict[str, backends.Backend]:
-    made: Dict[str, backends.Backend] = {
-        "floor": backends.Floor(), "bare": backends.Bare(), "ours": backends.Ours(), "fakeredis": backends.FakeRedisBackend(),
+def build(size: int, real_port: Optional[int], fills: Dict[str, Dict[str, float]],
+          chosen: List[str]) -> Dict[str, backends.Backend]:
+    makers: Dict[str, Any] = {
+        "floor": backends.Floor, "bare": backends.Bare, "ours": backends.Ours, "before": backends.Before,
+        "fixture": backends.Fixture,
+        "patched": lambda: backends.Patched([f"127.0.0.1:{real_port}"] if real_port else []),
+        "fakeredis": backends.FakeRedisBackend,
     }
-    if real_port:
+    made: Dict[str, backends.Backend] = {name: makers[name]() for name in chosen if name in makers}
+    if real_port and "real" in chosen:
         made["real"] = backends.Real(real_port)
     for name, backend in made.items():
         if not backend.has_data:
@@ -229,6 +241,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", help="stream sizes, e.g. 1e3,1e4,1e5,1e6 (default; --quick: 1e3,1e4)")
     ap.add_argument("--repeat", type=int, help="timed batches per cell; the median is reported (default 7, --quick 3)")
+    ap.add_argument("--stat", choices=("median", "min"), default="median",
+                    help="statistic of the batches to report: median (default) or min (the least disturbed batch, "
+                    "for a machine shared with other work)")
     ap.add_argument("--quick", action="store_true", help="small sizes, fewer repeats, RESP2 only: about a minute")
     ap.add_argument("--out", default=os.path.join(HERE, "results.md"), help="markdown report (raw numbers go to .json)")
     ap.add_argument("--protocols", help="comma list of 2, 3, default (default: 2,default; --quick: 2)")
@@ -237,6 +252,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--mem-size", type=float, help="entries for the tracemalloc phase (default 1e5, --quick 1e4; 0 = skip)")
     ap.add_argument("--no-real", action="store_true", help="do not start redis-server")
     ap.add_argument("--workloads", help="comma list of workload names (default: all)")
+    ap.add_argument("--backends", help="comma list of backends (default: all but 'before'): " + ",".join(BACKEND_ORDER))
+    ap.add_argument("--before", metavar="REV", help="add the column 'before': fake_streams of git revision REV "
+                    "(e.g. main, HEAD~3) on a bare server, beside ours (before/after of a change in one run)")
     ap.add_argument("--from-json", help="only re-render the markdown from an earlier results .json")
     ap.add_argument("--wait-ours", type=float, default=900, help="seconds to wait for fake_streams to import")
     args = ap.parse_args(argv)
@@ -253,6 +271,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
 
     quick = args.quick
+    Cell.statistic = staticmethod(min if args.stat == "min" else statistics.median)  # type: ignore[assignment]
     sizes = parse_sizes(args.sizes or ("1e3,1e4" if quick else "1e3,1e4,1e5,1e6"))
     repeat = args.repeat or (3 if quick else 7)
     protocols = parse_protocols(args.protocols or ("2" if quick else "2,default"))
@@ -261,14 +280,29 @@ def main(argv: Optional[List[str]] = None) -> int:
     mem_size = int(args.mem_size if args.mem_size is not None else (1e4 if quick else 1e5))
     chosen = [w for w in workloads.WORKLOADS if not args.workloads or w.name in args.workloads.split(",")]
 
+    chosen_backends = (args.backends.split(",") if args.backends
+                       else [b for b in BACKEND_ORDER if b != "before"])
+    if args.before:
+        import atexit
+        import shutil
+        import tempfile
+
+        into = tempfile.mkdtemp(prefix="fake_streams_before_")
+        atexit.register(shutil.rmtree, into, True)  # the extracted copy goes with the run
+        before_sha = backends.install_before(args.before, ROOT, into)
+        sys.path.insert(0, into)
+        if "before" not in chosen_backends:
+            chosen_backends.insert(chosen_backends.index("ours") + 1 if "ours" in chosen_backends else 0, "before")
     wait_for_ours(args.wait_ours)
     real_server = backends.RealServer()
     real_port = None
-    if not args.no_real and real_server.start():
+    if not args.no_real and "real" in chosen_backends and real_server.start():
         real_port = real_server.port
     elif args.no_real:
         real_server.note = "--no-real: real-server column skipped"
     env = report.environment(real_server)
+    if args.before:
+        env["before"] = f"{args.before} ({before_sha}), imported as fake_streams_before"
     print(report.environment_text(env), flush=True)
     if real_server.note:
         print("note:", real_server.note)
@@ -278,12 +312,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     results: Dict[str, Any] = {"cells": {}, "fills": {}, "memory": {}, "env": env, "config": {
         "sizes": sizes, "repeat": repeat, "protocols": [effective_protocol(p) if p else "default" for p in protocols],
         "target_ms": target_s * 1000, "max_units": max_units, "mem_size": mem_size, "quick": quick,
-        "workloads": [w.name for w in chosen],
+        "workloads": [w.name for w in chosen], "backends": chosen_backends, "stat": args.stat,
     }}
     try:
         for size in sizes:
             print(f"\n== size {size:,d} (at {time.perf_counter() - started:.0f} s)", flush=True)
-            made = build(size, real_port, results["fills"])
+            made = build(size, real_port, results["fills"], chosen_backends)
             gc.collect()
             gc.freeze()  # the datasets are long-lived: keep the collector from rescanning them every batch
             try:

@@ -22,16 +22,55 @@ The pytest fixture ``fake_redis_streams`` (package ``pytest_plugin``) gives each
 outside pytest, ``with patch_redis() as network:`` routes every redis-py client to fake servers.
 """
 
-from .blocking import BlockedClient, BlockSafetyError
-from .clock import ManualClock, SystemClock
-from .connection import FakeStreamsAsyncConnection, FakeStreamsConnection
-from .errors import ReplyError
-from .faults import Faults
-from .ids import StreamID
-from .inspect import GroupView, StreamView
-from .patching import FakeNetwork, patch_redis
-from .profiles import PROFILES, Profile
-from .server import FakeStreamsServer
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+#: public name -> the module defining it; imported on first access (PEP 562), so that importing the package
+#: (e.g. for ``fake_streams.profiles``, which the pytest plugin reads at start-up) costs no redis/fakeredis import
+_EXPORTS = {
+    "BlockedClient": "blocking", "BlockSafetyError": "blocking",
+    "ManualClock": "clock", "SystemClock": "clock",
+    "FakeStreamsAsyncConnection": "connection", "FakeStreamsConnection": "connection",
+    "ReplyError": "errors",
+    "Faults": "faults",
+    "StreamID": "ids",
+    "GroupView": "inspect", "StreamView": "inspect",
+    "FakeNetwork": "patching", "patch_redis": "patching",
+    "PROFILES": "profiles", "Profile": "profiles",
+    "FakeStreamsServer": "server",
+}
+
+if TYPE_CHECKING:  # pragma: no cover - what type checkers and IDEs see
+    from .blocking import BlockedClient, BlockSafetyError
+    from .clock import ManualClock, SystemClock
+    from .connection import FakeStreamsAsyncConnection, FakeStreamsConnection
+    from .errors import ReplyError
+    from .faults import Faults
+    from .ids import StreamID
+    from .inspect import GroupView, StreamView
+    from .patching import FakeNetwork, patch_redis
+    from .profiles import PROFILES, Profile
+    from .server import FakeStreamsServer
+
+
+def __getattr__(name: str) -> Any:
+    """The public names of :data:`_EXPORTS`, and ``__version__`` (see :mod:`fake_streams._version`), on first access."""
+    if name == "__version__":
+        from ._version import version
+
+        value = globals()["__version__"] = version()
+        return value
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later accesses are plain module attributes
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_EXPORTS))
+
 
 __all__ = [
     "PROFILES",
@@ -51,13 +90,3 @@ __all__ = [
     "SystemClock",
     "patch_redis",
 ]
-
-
-def __getattr__(name: str) -> str:
-    """``__version__`` on first access (see :mod:`fake_streams._version`)."""
-    if name == "__version__":
-        from ._version import version
-
-        value = globals()["__version__"] = version()
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

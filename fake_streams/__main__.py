@@ -50,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
                        "so auto IDs share one millisecond and BLOCK timeouts never expire")
     serve.add_argument("--start-ms", type=int, default=None, metavar="MS",
                        help="the manual clock's time in Unix ms (default: now)")
+    serve.add_argument("--maxclients", type=int, default=10000, metavar="N",
+                       help="most clients connected at once; later ones get 'ERR max number of clients reached' "
+                       "(default: 10000; the open-files limit is raised to N + 32 where the hard limit allows)")
+    serve.add_argument("--unixsocket", default=None, metavar="PATH", help="also listen on this Unix socket")
+    serve.add_argument("--requirepass", default=None, metavar="PASSWORD",
+                       help="CONFIG SET requirepass PASSWORD at start: clients must AUTH")
 
     demo = commands.add_parser(
         "demo",
@@ -61,18 +67,39 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _serve(host: str, port: int, version: str, clock_name: str, start_ms: Optional[int]) -> int:
+def _raise_open_files_limit(maxclients: int) -> None:
+    """adjustOpenFilesLimit: room for ``maxclients`` sockets and 32 more descriptors, as far as the hard limit goes."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = maxclients + 32
+    if soft != resource.RLIM_INFINITY and soft < want:
+        target = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            pass
+
+
+def _serve(host: str, port: int, version: str, clock_name: str, start_ms: Optional[int], maxclients: int = 10000,
+           unixsocket: Optional[str] = None, requirepass: Optional[str] = None) -> int:
     from .clock import ManualClock, SystemClock
     from .server import FakeStreamsServer
     from .tcp import serve
 
+    _raise_open_files_limit(maxclients)
     clock = ManualClock(start_ms) if clock_name == "manual" else SystemClock()
     server = FakeStreamsServer(version=version, clock=clock)
+    if requirepass:
+        server.client().config_set("requirepass", requirepass)
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    server.shutdown_hooks.append(stop.set)  # SHUTDOWN from a client ends the process too
     try:
         try:
-            tcp = serve(server, host, port)
+            tcp = serve(server, host, port, maxclients=maxclients, unixsocket=unixsocket)
         except OSError as exc:
             print(f"fake-redis-streams: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
             return 1
@@ -81,6 +108,7 @@ def _serve(host: str, port: int, version: str, clock_name: str, start_ms: Option
         print(f"fake-redis-streams: {profile.server} {profile.hello_version} (profile {profile.name}, "
               f"{clock_name} clock) on {tcp.url}; stop with Ctrl-C or SIGTERM", file=sys.stderr, flush=True)
         stop.wait()
+        server.stop_scripts()  # a looping Lua script would hold the server lock the close needs
         tcp.close()
         return 0
     finally:
@@ -93,7 +121,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     """Entry point of ``python -m fake_streams`` and of the ``fake-redis-streams`` script."""
     args = _parser().parse_args(argv)
     if args.command == "serve":
-        return _serve(args.host, args.port, args.version, args.clock, args.start_ms)
+        return _serve(args.host, args.port, args.version, args.clock, args.start_ms, args.maxclients, args.unixsocket,
+                      args.requirepass)
     from .demo import run
 
     try:

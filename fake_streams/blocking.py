@@ -8,9 +8,10 @@ no polling. It leaves on exactly one of these paths, each of which removes every
 * **served** — a key it waits on is signalled ready and the visit of that key re-runs its command for
   it (:meth:`_visit`); the reply (data, NOGROUP, WRONGTYPE …) is delivered to its socket;
 * **timeout** — its deadline on the *server clock* passes: nil. A ManualClock expires deadlines the
-  moment it is moved (:meth:`on_clock_change`); the SystemClock has one timer thread per server,
-  started on demand and gone when nothing waits (:class:`fake_streams.timer.Timer`);
+  moment it is moved (:meth:`on_clock_change`); the SystemClock is served by the process's one timer
+  thread, started on demand and gone when nothing is due (:class:`fake_streams.timer.Timer`);
 * **CLIENT UNBLOCK** ``TIMEOUT`` (nil) / ``ERROR`` (``-UNBLOCKED …``) — :meth:`unblock`;
+* **CLIENT KILL** — :meth:`hang_up` (the reader gets the ConnectionError of a server hang-up);
 * **connection closed** by the client (redis-py disconnect, task cancellation, socket_timeout) —
   :meth:`drop`; or by the server (``close()``, ``connected = False``) — :meth:`release_all`;
 * **safety net** — blocked longer than ``block_safety_s`` seconds of *real* time: the call fails with
@@ -167,15 +168,24 @@ class BlockingRegistry:
             self._cond.notify_all()
         waiter.session.set_blocked(True)
         if waiter.due is not None:
-            heapq.heappush(self._deadlines, (waiter.due, waiter.seq, waiter))
+            self._push_due(self._deadlines, (waiter.due, waiter.seq, waiter))
             if not self._server.clock.manual:
                 self._timer.due(self._deadline_wait(waiter.due))
         if waiter.safety_at is not None:
-            heapq.heappush(self._safety, (waiter.safety_at, waiter.seq, waiter))
+            self._push_due(self._safety, (waiter.safety_at, waiter.seq, waiter))
             self._timer.due(waiter.safety_at - real_monotonic())
         if waiter.req.unblock_on_nokey:
             for key in waiter.keys:
                 self._watch_expiry(waiter.keyspace, key)
+
+    def _push_due(self, heap: List[Any], entry: Tuple[Any, int, Waiter]) -> None:
+        """``heappush``; entries of waiters that left are popped lazily at the head, so while one long wait
+        stays at the head those behind it are dropped here once they are most of the heap. Amortized
+        O(log n); the heap stays within twice the blocked clients (or 64 entries)."""
+        heapq.heappush(heap, entry)
+        if len(heap) > 64 and len(heap) > 2 * len(self._waiters):
+            heap[:] = [item for item in heap if self._live(item[2])]
+            heapq.heapify(heap)
 
     def _remove(self, waiter: Waiter) -> bool:
         """Unregister ``waiter`` from every key; False if it was not (or no longer) registered."""
@@ -194,11 +204,10 @@ class BlockingRegistry:
             idle = not self._waiters
         waiter.session.set_blocked(False)
         if idle and (self._deadlines or self._safety or self._expiry):
-            self._deadlines.clear()  # every entry is stale now: let the timer thread end
-            self._safety.clear()
+            self._deadlines.clear()  # every entry is stale now; the timer stays armed (firing it finds
+            self._safety.clear()  # nothing due), so the next BLOCK costs no thread start and no wake-up
             self._expiry.clear()
             self._expiry_at.clear()
-            self._timer.kick()
         return True
 
     def _live(self, waiter: Waiter) -> bool:
@@ -377,6 +386,12 @@ class BlockingRegistry:
                 return True
         return False
 
+    def hang_up(self, session: Any) -> bool:
+        """``session``'s connection is killed (CLIENT KILL; lock held): forget its parked read, if it has one
+        (True). The caller tells the reader."""
+        waiter = self._waiters.get(session)
+        return waiter is not None and self._remove(waiter)
+
     def release_all(self, exc: BaseException) -> None:
         """The server goes away: every blocked call fails with ``exc`` (lock held if possible)."""
         for waiter in list(self._waiters.values()):
@@ -453,6 +468,10 @@ class BlockingRegistry:
             self._server.finish_unit(unit)
         return min(waits) if waits else None
 
+    def timer_failed(self, text: str) -> None:
+        """The timer's ``run_due`` raised (a bug): recorded like a handler's, the timer goes on."""
+        self._server.internal_errors.append(("blocking timer", [], text))
+
     def _safety_message(self, waiter: Waiter) -> str:
         command = b" ".join(waiter.argv).decode("utf-8", "replace")
         clock = self._server.clock
@@ -495,7 +514,8 @@ class BlockingRegistry:
         return self.snapshot()
 
     def close(self) -> None:
-        """Stop the timer thread (at most ~1 s). The clients must have been released already."""
+        """Disarm the timer (its thread ends, at most ~1 s, if no other server uses it). The clients must
+        have been released already."""
         self.closed = True
         self._timer.stop()
 

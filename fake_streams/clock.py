@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional
 
 
 class Clock:
@@ -45,11 +45,42 @@ class Clock:
             callback()
 
 
+#: ManualClock's own methods: on a SystemClock they raise :class:`SystemClockIsNotManual`
+_MANUAL_ONLY = ("advance", "set", "now")
+
+
+class SystemClockIsNotManual(AttributeError):
+    """``advance`` / ``set`` / ``now`` asked of a :class:`SystemClock`: it follows the wall clock; the message
+    says how to get a :class:`ManualClock`. An ``AttributeError``, so ``hasattr(clock, "advance")`` stays False."""
+
+
 class SystemClock(Clock):
-    """Wall-clock time, ``int(time.time() * 1000)`` (what Redis's ``mstime()`` gives)."""
+    """Wall-clock time, ``int(time.time() * 1000)`` (what Redis's ``mstime()`` gives).
+
+    It cannot be moved: ``advance`` / ``set`` raise :class:`SystemClockIsNotManual`, which says how to ask for
+    a :class:`ManualClock` instead.
+
+    >>> SystemClock().advance(1000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    fake_streams.clock.SystemClockIsNotManual: SystemClock.advance(): this server's clock is the wall clock ...
+    """
 
     def now_ms(self) -> int:
         return int(time.time() * 1000)
+
+    def __getattr__(self, name: str) -> Any:  # only called for names the class does not have
+        if name in _MANUAL_ONLY:
+            raise SystemClockIsNotManual(
+                f"SystemClock.{name}(): this server's clock is the wall clock (time.time(); freezegun and "
+                f"time-machine steer it) and cannot be moved. To move time yourself, use a ManualClock:\n"
+                f"  - with the pytest plugin: @pytest.mark.fake_redis_streams(clock=\"manual\") on the test, class or "
+                f"module (start_ms=<Unix ms> also selects it and sets its start; --fake-redis-streams-clock=manual "
+                f"for the whole run), then fake_redis_streams.clock.advance(ms);\n"
+                f"  - by hand: FakeStreamsServer(clock=ManualClock(start_ms)) (from fake_streams import ManualClock), "
+                f"then server.clock.advance(ms)."
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __repr__(self) -> str:
         return "SystemClock()"

@@ -18,6 +18,8 @@ thread or task ends the wait (sync: ``ConnectionError`` with the hiredis parser,
 operation on closed file.')`` with the pure-Python one, as redis-py does on a real socket; asyncio:
 ``ConnectionError``); a cancelled read drops the connection, as redis-py does. Reconnecting to a
 closed server fails with ConnectionError and stops that connection's retries (it is gone for good).
+The asyncio class yields to the event loop once per command and per pipeline execute, as socket I/O does
+(see :class:`FakeStreamsAsyncConnection`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import redis.exceptions
 from . import _fakeredis
 from ._fakeredis import fastpath
 from ._fakeredis.sessions import CLOSED_BY_CLIENT
+from ._fakeredis.sessions import SERVER_CLOSED as _SERVER_CLOSED  # what redis-py raises when the server hangs up
 from .server import FakeStreamsServer
 
 try:
@@ -39,11 +42,63 @@ try:
 except ImportError:  # pragma: no cover - older redis-py
     _SENTINEL = object()
 _MISSING = object()
-#: what redis-py's parsers raise when the server hangs up
-_SERVER_CLOSED = "Connection closed by server."
+try:
+    from asyncio import timeout as _async_timeout  # Python >= 3.11
+except ImportError:  # pragma: no cover - Python < 3.11: redis-py's own dependency there
+    from async_timeout import timeout as _async_timeout  # type: ignore[no-redef, import-not-found, unused-ignore]
 
 #: kwargs redis-py builds for SSL / keepalive / socket families that an in-memory socket has no use for
 _DROP_PREFIXES = ("ssl_", "socket_keepalive", "socket_type")
+
+
+def _client_setinfo_kwargs() -> Dict[str, Any]:
+    """What redis-py would report in CLIENT SETINFO by default, as explicit keyword arguments (computed once).
+
+    Given explicitly, fakeredis does not have to find out whether our class takes them: it would ask
+    ``inspect.signature`` of every ``__init__`` in the MRO (a cost on the first connection of every new class,
+    e.g. every ``bind``) and remember the class in a module-level dict for good, keeping it, and the server
+    or network it holds, alive until the process ends (issue 13). redis-py >= 7.1: ``driver_info``; 5.0–7.0:
+    ``lib_name``/``lib_version`` (their defaults); 4.x takes neither (nothing to give)."""
+    global _SETINFO
+    if _SETINFO is None:
+        import inspect
+
+        from redis.connection import AbstractConnection
+
+        params = inspect.signature(AbstractConnection.__init__).parameters
+        version = _redis_py_version()
+        if "driver_info" in params:
+            from redis.driver_info import DriverInfo
+
+            _SETINFO = {"driver_info": (DriverInfo, version)}
+        elif "lib_version" in params:
+            _SETINFO = {"lib_name": "redis-py", "lib_version": version}
+        else:
+            _SETINFO = {}
+    return _SETINFO
+
+
+_SETINFO: Optional[Dict[str, Any]] = None
+
+
+def _redis_py_version() -> str:
+    """redis-py's version as it reports it (its ``get_lib_version`` reads the package metadata, a slow call)."""
+    try:
+        from redis.utils import get_lib_version
+    except ImportError:  # pragma: no cover - redis-py 4.x
+        return redis.__version__
+    return str(get_lib_version())
+
+
+def _add_setinfo(kwargs: Dict[str, Any]) -> None:
+    """Fill in what redis-py would report in CLIENT SETINFO unless the caller said (see :func:`_client_setinfo_kwargs`)."""
+    if "driver_info" in kwargs or "lib_name" in kwargs or "lib_version" in kwargs:
+        return
+    for name, value in _client_setinfo_kwargs().items():
+        if name == "driver_info":  # a fresh DriverInfo per connection, as redis-py makes one (it is mutable)
+            kind, version = value
+            value = kind(lib_version=version)
+        kwargs[name] = value
 
 
 def _resolve(cls: type, kwargs: Dict[str, Any]) -> FakeStreamsServer:
@@ -63,6 +118,7 @@ def _resolve(cls: type, kwargs: Dict[str, Any]) -> FakeStreamsServer:
         raise TypeError(f"server= must be a FakeStreamsServer, not {type(server).__name__}")
     if server.closed:
         raise ValueError(f"{server!r} is closed")
+    _add_setinfo(kwargs)
     return server
 
 
@@ -84,11 +140,6 @@ class _Common:
 
     def get_resolved_ip(self) -> Optional[str]:
         return None
-
-    @property
-    def _sf_decodes(self) -> bool:
-        """Whether replies are decoded (``decode_responses``)."""
-        return bool(getattr(self.encoder, "decode_responses", False))  # type: ignore[attr-defined]
 
     def _decode(self, response: Any) -> Any:
         """Decode a reply as the parser would (RESP3 maps too); identity without ``decode_responses``."""
@@ -122,7 +173,7 @@ def _give_up_if_closed(conn: Any) -> None:
         update = getattr(retry, "update_retries", None)
         if update is not None:
             update(0)
-        elif isinstance(getattr(retry, "_retries", None), int):  # redis-py < 6: the same field, no setter
+        elif retry is not None and isinstance(getattr(retry, "_retries", None), int):  # redis-py < 6: no setter
             retry._retries = 0
 
 
@@ -148,20 +199,11 @@ class FakeStreamsConnection(_Common, fastpath.SyncFastPath, _fakeredis.SyncConne
     def read_response(self, disable_decoding: bool = False, **kwargs: Any) -> Any:
         """The next reply, waiting at most ``socket_timeout`` (``timeout=`` overrides it; None = forever)."""
         sock = self._sock
-        if sock is not None:
-            fast = sock.__dict__.get("_sf_fast")  # replies of stream commands run directly (_fakeredis/fastpath.py)
-            if fast:
-                session = sock._sf_session  # = fastpath.take, inlined (one call less per pipelined reply)
-                if session is not None and session.resume_pending:
-                    session.resume_if_pending()
-                item = fast.popleft()
-                if type(item) is not bytes and isinstance(item, BaseException):
-                    raise item
-                if disable_decoding or not getattr(self.encoder, "decode_responses", False):  # = _sf_decodes
-                    return item
-                return self._decode(item)
-        else:  # closed by another thread before this one got to read
+        if sock is None:  # closed by another thread before this one got to read
             raise self._sf_closed_error()
+        fast = sock.__dict__.get("_sf_fast")  # replies of stream commands run directly (fastpath.py)
+        if fast:
+            return fastpath.take(self, fast, disable_decoding)
         session = getattr(sock, "_sf_session", None)
         if session is None:
             return super().read_response(disable_decoding=disable_decoding, **kwargs)
@@ -212,7 +254,19 @@ class FakeStreamsConnection(_Common, fastpath.SyncFastPath, _fakeredis.SyncConne
 
 
 class FakeStreamsAsyncConnection(_Common, fastpath.AsyncFastPath, _fakeredis.AsyncConnectionBase):
-    """A ``redis.asyncio.Connection`` served in memory by a :class:`FakeStreamsServer`."""
+    """A ``redis.asyncio.Connection`` served in memory by a :class:`FakeStreamsServer`.
+
+    Like socket I/O, it lets the event loop run other tasks on every command: the first read after a send
+    (one command, or a whole pipeline / transaction) yields to the loop once before it takes the reply
+    (``asyncio.sleep(0)``: one loop iteration; a real server's round trip gives ~6). So a task polling
+    without BLOCK does not starve the loop, and a task created just before a burst of commands gets to send
+    its own first, as against a server. A cancellation that lands on that yield drops the connection, as a
+    cancelled socket read does. Sends never wait (an in-memory write), so ``socket_timeout`` bounds only
+    reads, and no ``asyncio.wait_for`` task wraps a send (Python < 3.12's ``wait_for`` can lose a cancel
+    that lands as its task ends: a cancelled blocked read then waited for ``socket_timeout``).
+    """
+
+    _sf_sent = False  # a command was sent since the last read: the next read yields to the loop first
 
     def __init__(self, **kwargs: Any) -> None:
         server = _resolve(type(self), kwargs)
@@ -230,11 +284,45 @@ class FakeStreamsAsyncConnection(_Common, fastpath.AsyncFastPath, _fakeredis.Asy
             sock.close()
         await super().disconnect(nowait=nowait, **kwargs)
 
+    async def send_command(self, *args: Any, **kwargs: Any) -> None:
+        self._sf_sent = True
+        await super().send_command(*args, **kwargs)
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        """redis-py's send without its ``asyncio.wait_for`` under ``socket_timeout`` (an in-memory write
+        never waits; see the class docstring); the direct path's pipelines go to :class:`AsyncFastPath`."""
+        self._sf_sent = True
+        if type(command) is fastpath.DeferredCommands:
+            await super().send_packed_command(command, check_health)
+            return
+        if not self.is_connected:
+            connect = getattr(self, "connect_check_health", None)  # redis-py >= 5.1; before: connect()
+            await (connect(check_health=False) if connect is not None else self.connect())
+        if check_health:
+            await self.check_health()
+        try:
+            if isinstance(command, str):
+                command = command.encode()
+            self._writer.writelines([command] if isinstance(command, bytes) else command)
+            await self._writer.drain()
+        except BaseException:  # as redis-py: a send that failed part-way leaves the connection unusable
+            await self.disconnect(nowait=True)
+            raise
+
     async def read_response(self, disable_decoding: bool = False, timeout: Optional[float] = None, *,
                             disconnect_on_error: bool = True, **kwargs: Any) -> Any:
         """The next reply, as redis.asyncio reads a socket: ``timeout=None`` → ``socket_timeout``
         (``TimeoutError``, connection dropped); a number → ``None`` on expiry; ``math.inf`` → no limit.
-        Any other exception (cancellation included) drops the connection."""
+        Any other exception (cancellation included) drops the connection. The first read after a send
+        yields to the event loop once (see the class docstring)."""
+        if self._sf_sent:
+            self._sf_sent = False
+            try:
+                await asyncio.sleep(0)
+            except BaseException:  # cancelled while "on the wire": the reply is lost with the connection
+                if disconnect_on_error:
+                    await self.disconnect(nowait=True)
+                raise
         sock = self._sock
         fast = fastpath.pending(sock)  # replies of stream commands run directly (_fakeredis/fastpath.py)
         if fast is not None:
@@ -248,7 +336,8 @@ class FakeStreamsAsyncConnection(_Common, fastpath.AsyncFastPath, _fakeredis.Asy
             if limit is None:
                 response = await self._sf_next(sock)
             else:
-                response = await asyncio.wait_for(self._sf_next(sock), limit)
+                async with _async_timeout(limit):  # no wait_for task: a cancel always reaches this read
+                    response = await self._sf_next(sock)
         except asyncio.TimeoutError:
             if timeout is not None:
                 return None

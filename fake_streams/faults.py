@@ -13,8 +13,10 @@ ConnectionError; redis-py may reconnect and retry, exactly as against a real ser
     with faults.outage():                                        # every command and connect fails meanwhile
         ...
 
-Faults fire *before* the command runs: the failed command has no effect. Every firing is recorded
-in :attr:`Faults.fired`; :meth:`Faults.unfired` lists armed, non-optional rules that never fired
+Faults fire *before* the command runs: the failed command has no effect. While no rule is armed
+(:attr:`Faults.idle`), the server treats the object as absent: stream commands keep their direct path
+(``fake_streams._fakeredis.fastpath``), so the pytest fixture can install a ``Faults`` on every server at no
+cost. Every firing is recorded in :attr:`Faults.fired`; :meth:`Faults.unfired` lists armed, non-optional rules that never fired
 (the pytest fixture fails the test with them at teardown).
 """
 
@@ -84,7 +86,15 @@ class Faults:
         self.server = server
         self.rules: List[Rule] = []
         self.fired: List[Fired] = []
+        #: True while no rule has a failure left to inject: :meth:`on_command` would answer None to every
+        #: command, so the transport may skip it (read without the lock; kept by :meth:`_rules_changed`)
+        self.idle = True
         self._lock = threading.Lock()
+
+    def _rules_changed(self) -> None:
+        """Recompute :attr:`idle` (lock held) after rules were armed, fired or cleared; spent rules are kept
+        (``describe``/``unfired`` report them). O(rules)."""
+        self.idle = not any(r.remaining > 0 for r in self.rules)
 
     @classmethod
     def install(cls, server: Any) -> Faults:
@@ -126,6 +136,7 @@ class Faults:
         rule = Rule(command.strip() or "*", times, error, ids, match, optional)
         with self._lock:
             self.rules.append(rule)
+            self._rules_changed()
         return rule
 
     def drop(self, client: Any) -> List[Rule]:
@@ -139,12 +150,14 @@ class Faults:
         rules = [Rule("*", 1, redis.exceptions.ConnectionError, frozenset({i})) for i in ids]
         with self._lock:
             self.rules.extend(rules)
+            self._rules_changed()
         return rules
 
     def clear(self) -> None:
         """Disarm every rule (the history in :attr:`fired` is kept)."""
         with self._lock:
             self.rules.clear()
+            self._rules_changed()
 
     # ------------------------------------------------------------------------------ server down
     def server_down(self) -> None:
@@ -175,6 +188,8 @@ class Faults:
                 return None
             rule.remaining -= 1
             rule.fired += 1
+            if not rule.remaining:
+                self._rules_changed()
             dropped = _is_connection_error(rule.error)
             outcome = "connection dropped" if dropped else str(rule.error)
             self.fired.append(Fired(list(argv), client_id, outcome))

@@ -32,6 +32,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 import redis.asyncio.connection as _aconn
 import redis.connection as _sconn
+import redis.exceptions
 
 from .clock import Clock
 from .connection import FakeStreamsAsyncConnection, FakeStreamsConnection
@@ -124,18 +125,47 @@ class FakeNetwork:
         self._factory = factory
         self._servers: Dict[str, FakeStreamsServer] = {}
         self._lock = threading.Lock()
-        self.sync_class: type = self._routed(FakeStreamsConnection)
-        self.async_class: type = self._routed(FakeStreamsAsyncConnection)
+        self._classes: Dict[type, type] = {}
+
+    @property
+    def sync_class(self) -> type:
+        """The sync connection class of this network (made on first use): its connections reach the server
+        of the address they are given."""
+        return self._class_for(FakeStreamsConnection)
+
+    @property
+    def async_class(self) -> type:
+        """The asyncio twin of :attr:`sync_class` (made on first use)."""
+        return self._class_for(FakeStreamsAsyncConnection)
+
+    def replacement(self, stock: type) -> type:
+        """The class a :class:`PoolPatch` puts in place of the stock connection class ``stock`` (made on first use)."""
+        is_async = issubclass(stock, getattr(_aconn, "AbstractConnection", _aconn.Connection))
+        return self.async_class if is_async else self.sync_class
+
+    def _class_for(self, base: type) -> type:
+        cls = self._classes.get(base)
+        if cls is None:
+            with self._lock:
+                cls = self._classes.get(base)
+                if cls is None:
+                    cls = self._classes[base] = self._routed(base)
+        return cls
 
     def _routed(self, base: type) -> type:
-        network = self
+        """A subclass of ``base`` whose connections reach this network's server of their address.
 
-        def __init__(self: Any, **kwargs: Any) -> None:
+        The class holds the network weakly (the network holds the class): once a test drops its
+        network, both are collectable even where a library keeps connection classes in a cache."""
+        network_ref = weakref.ref(self)
+
+        def __init__(conn: Any, **kwargs: Any) -> None:
             if kwargs.get("server") is None:
-                kwargs["server"] = network.server_at(address_of(kwargs))
-            base.__init__(self, **kwargs)
+                kwargs["server"] = _alive(network_ref).server_at(address_of(kwargs))
+            base.__init__(conn, **kwargs)  # type: ignore[misc]  # base is the class this one extends
 
-        return type(base.__name__, (base,), {"__init__": __init__, "__module__": base.__module__, "network": self})
+        return type(base.__name__, (base,), {"__init__": __init__, "__module__": base.__module__,
+                                             "network": _NetworkOf(network_ref)})
 
     def server_at(self, address: str) -> FakeStreamsServer:
         """The server at ``address`` (``"host:port"`` / ``"unix:/path"``, normalized), created on first use."""
@@ -176,6 +206,25 @@ class FakeNetwork:
         return f"FakeNetwork(version={self.version!r}, servers={list(self.servers())!r})"
 
 
+def _alive(network_ref: Any) -> FakeNetwork:
+    network = network_ref()
+    if network is None:
+        raise redis.exceptions.ConnectionError("the FakeNetwork of this connection class is gone (closed with its test)")
+    return network  # type: ignore[no-any-return]
+
+
+class _NetworkOf:
+    """``cls.network`` / ``conn.network`` of a routed class: its :class:`FakeNetwork` (None once collected)."""
+
+    __slots__ = ("_ref",)
+
+    def __init__(self, ref: Any) -> None:
+        self._ref = ref
+
+    def __get__(self, obj: Any, owner: Any = None) -> Optional[FakeNetwork]:
+        return self._ref()  # type: ignore[no-any-return]
+
+
 def _descriptor(stock: Tuple[type, ...], pick: Callable[[Any, type], type], hosts: _HostFilter) -> property:
     def get(pool: Any) -> Any:
         cls = pool.__dict__.get("connection_class")
@@ -212,7 +261,7 @@ class PoolPatch:
     descriptor is consulted once per new connection (O(1)).
     """
 
-    _POOLS = (_sconn.ConnectionPool, _aconn.ConnectionPool)
+    _POOLS: Tuple[Any, ...] = (_sconn.ConnectionPool, _aconn.ConnectionPool)  # patched at class level
 
     def __init__(self, sync_class: Any, async_class: Any, passthrough_hosts: Iterable[str] = ()) -> None:
         self.hosts = _HostFilter(passthrough_hosts)
@@ -227,7 +276,8 @@ class PoolPatch:
         if self.installed:
             return self
         self._saved = [pool.__dict__.get("connection_class", _MISSING) for pool in self._POOLS]
-        for pool, stock, repl in zip(self._POOLS, (_SYNC_STOCK, _ASYNC_STOCK), self._replacements):
+        stocks: Tuple[Tuple[type, ...], ...] = (_SYNC_STOCK, _ASYNC_STOCK)
+        for pool, stock, repl in zip(self._POOLS, stocks, self._replacements):
             pool.connection_class = _descriptor(stock, self._picker(repl), self.hosts)
         self.installed = True
         return self
@@ -297,7 +347,7 @@ def patch_redis(
     """
     own = network is None
     net = FakeNetwork(version, clock) if network is None else network
-    patch = PoolPatch(net.sync_class, net.async_class, passthrough_hosts)
+    patch = PoolPatch(net.replacement, net.replacement, passthrough_hosts)
     patch.install()
     try:
         yield net

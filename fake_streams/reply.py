@@ -8,7 +8,8 @@ Handlers return plain Python values that the transport sends as they are:
 * :class:`Status` → simple string (``+OK``);
 * :class:`ErrorReply` → an error reply (the TCP encoder's; handlers raise ``ReplyError`` instead);
 * ``dict`` → RESP3 map (only ever built by :func:`map_reply` under protocol 3);
-* :class:`RepeatedKeyMap` → a RESP3 map whose key repeats (XREAD/XREADGROUP naming a stream twice).
+* :class:`RepeatedKeyMap` → a RESP3 map whose key repeats (XREAD/XREADGROUP naming a stream twice);
+* :class:`VerbatimText` → bulk string in RESP2, RESP3 verbatim string ``=…txt:…`` (CLIENT INFO/LIST, INFO).
 """
 
 from __future__ import annotations
@@ -59,6 +60,13 @@ class ErrorReply:
 
     def __repr__(self) -> str:
         return f"ErrorReply({self.value!r})"
+
+
+class VerbatimText(bytes):
+    """Text the server sends with ``addReplyVerbatim``: a bulk string in RESP2, ``=<len>\\r\\ntxt:…`` in RESP3.
+    It is ``bytes`` to everything else (in-process clients get the text)."""
+
+    __slots__ = ()
 
 
 #: what a handler returns and the transport sends (see the module docstring); arrays are lists in practice

@@ -18,7 +18,8 @@ Hooks for tests and the pytest plugin (all thread-safe unless noted):
   command, an error line (``"ERR injected failure"``) to answer that error instead (inside MULTI the
   transaction then aborts at EXEC, as for a command refused at queue time), or raise
   ``redis.exceptions.ConnectionError`` to fail the call as a dropped connection (redis-py closes it;
-  a retry reconnects).
+  a retry reconnects). A hook whose ``idle`` attribute is true (a :class:`~fake_streams.faults.Faults`
+  with no rule armed) promises to answer ``None`` to everything for now: the direct path runs then.
 * :attr:`FakeStreamsServer.connected` — set ``False`` to act like a server that is down: blocked
   calls fail with ConnectionError at once, every client's next command fails with ConnectionError,
   new connections are refused; ``True`` brings it back.
@@ -174,10 +175,12 @@ class FakeStreamsServer:
         self.internal_errors: List[Tuple[str, List[bytes], str]] = []
         self.closed = False
         self.address: Optional[str] = None
-        self.router = _fakeredis.Router(self.commands)
+        self.router = _fakeredis.Router.default() if commands is None else _fakeredis.Router(self.commands)
         self.backend = _fakeredis.Backend(self.profile)  # the fakeredis server behind (internal)
         self.blocking = BlockingRegistry(self, block_safety_s)  # the blocked clients (internal)
         self.backend.install_hooks(self.blocking)
+        #: callables run after a SHUTDOWN closed the server (``python -m fake_streams serve`` exits)
+        self.shutdown_hooks: List[Callable[[], None]] = []
         #: fault injection hook (see the module docstring); None = none
         self.faults: Any = None
         #: False: every stream command takes fakeredis's dispatch path (fake_streams.fastpath; tests)
@@ -400,6 +403,22 @@ class FakeStreamsServer:
         :meth:`blocked`. Raises ``TimeoutError`` after ``timeout_s`` seconds of real time."""
         return self.blocking.wait_until(n, timeout_s)
 
+    def request_shutdown(self) -> None:
+        """SHUTDOWN: a running script stops, the server closes (in another thread: the caller may hold the lock),
+        then every callable in :attr:`shutdown_hooks` runs (``serve`` exits). Idempotent."""
+        self.stop_scripts()
+
+        def run() -> None:
+            self.close()
+            for hook in list(self.shutdown_hooks):
+                hook()
+
+        threading.Thread(target=run, name="fake-streams-shutdown", daemon=True).start()
+
+    def stop_scripts(self) -> None:
+        """Stop a running Lua script at its next count hook, even one that wrote (a shutdown: SIGTERM, close)."""
+        _fakeredis.abort_scripts(self.backend.fake)
+
     def close(self) -> None:
         """Disconnect: blocked calls and later commands of this server's clients fail with ConnectionError.
 
@@ -415,6 +434,7 @@ class FakeStreamsServer:
             if self.address and self._registry.get(self.address) is self:
                 del self._registry[self.address]
         self.backend.fake.connected = False
+        self.stop_scripts()  # a looping script lets go of the lock
         locked = self.backend.lock.acquire(timeout=1.0)
         try:
             self.blocking.release_all(_server_gone())

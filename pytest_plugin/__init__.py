@@ -2,24 +2,42 @@
 
 Loaded through the ``pytest11`` entry point; nothing is patched until a test uses the fixture.
 The logic lives in private modules: ``_options`` (marker / ini / CLI), ``_fixture`` (the handle),
-``_real`` (the dual run against a real server).
+``_real`` (the dual run against a real server). Start-up imports only ``_options`` (and
+``fake_streams.profiles``): redis, fakeredis and the engine are imported when a test first asks for
+the fixture, so a suite that never does pays (almost) nothing for the plugin being installed.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, List, Union
+import sys
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Union
 
 import pytest
 
 from . import _options
-from ._fixture import FakeRedisStreams
-from ._real import RealRedisStreams, skip_reason
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._fixture import FakeRedisStreams
+    from ._real import RealRedisStreams
 
 __all__ = ["FakeRedisStreams", "RealRedisStreams", "fake_redis_streams", "fake_redis_streams_factory"]
 
 _HANDLE = pytest.StashKey[Any]()
 _FAILED = pytest.StashKey[bool]()
-Handle = Union[FakeRedisStreams, RealRedisStreams]
+Handle = Union["FakeRedisStreams", "RealRedisStreams"]
+
+
+def __getattr__(name: str) -> Any:
+    """``FakeRedisStreams`` / ``RealRedisStreams`` for type hints, imported on first use."""
+    if name == "FakeRedisStreams":
+        from ._fixture import FakeRedisStreams
+
+        return FakeRedisStreams
+    if name == "RealRedisStreams":
+        from ._real import RealRedisStreams
+
+        return RealRedisStreams
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -28,6 +46,14 @@ def pytest_addoption(parser: Any) -> None:
 
 def pytest_configure(config: Any) -> None:
     config.addinivalue_line("markers", _options.marker_line())
+
+
+def pytest_unconfigure(config: Any) -> None:
+    """End of the session: close the servers shared by address (``FakeStreamsConnection`` without ``bind``
+    or a network), so nothing of ours outlives the session (each test's own servers went at its teardown)."""
+    server_module = sys.modules.get("fake_streams.server")  # never imported: nothing to release
+    if server_module is not None:
+        server_module.FakeStreamsServer.reset_registry()
 
 
 def pytest_collection_modifyitems(items: List[Any]) -> None:
@@ -59,7 +85,11 @@ def _open(config: Any, options: _options.Options) -> Handle:
     __tracebackhide__ = True
     url = _options.real_url(config)
     if url is None:
+        from ._fixture import FakeRedisStreams
+
         return FakeRedisStreams(options)
+    from ._real import RealRedisStreams, skip_reason
+
     handle = RealRedisStreams(options, url)
     reason = skip_reason(options, handle.server_version)
     if reason:

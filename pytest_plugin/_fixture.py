@@ -10,6 +10,7 @@ import redis.asyncio
 
 from fake_streams import inspect as views
 from fake_streams.clock import Clock, ManualClock, SystemClock
+from fake_streams.connection import FakeStreamsAsyncConnection, FakeStreamsConnection
 from fake_streams.faults import Faults
 from fake_streams.patching import FakeNetwork, PoolPatch, parse_address
 from fake_streams.server import FakeStreamsServer
@@ -46,7 +47,7 @@ class FakeRedisStreams:
         self._tcp: List[Any] = []
         self._patch: Optional[PoolPatch] = None
         if options.patch:
-            self._patch = PoolPatch(self.network.sync_class, self.network.async_class, options.passthrough_hosts)
+            self._patch = PoolPatch(self.network.replacement, self.network.replacement, options.passthrough_hosts)
             self._patch.install()
 
     def _new_server(self, address: str) -> FakeStreamsServer:
@@ -67,15 +68,16 @@ class FakeRedisStreams:
     def client(self) -> redis.Redis:
         """A sync ``redis.Redis`` on ``.url`` (created on first use, closed at teardown)."""
         if self._client is None:
+            # the stock class bound by server=: no class made per test (a class is freed by the cyclic GC only)
             self._client = redis.Redis.from_url(
-                self.url, connection_class=self.network.sync_class, **self._client_kwargs({})
+                self.url, connection_class=FakeStreamsConnection, server=self.server, **self._client_kwargs({})
             )
         return self._client
 
     def async_client(self, **kwargs: Any) -> redis.asyncio.Redis:
         """A new ``redis.asyncio.Redis`` on ``.url``; ``kwargs`` override the pool options (closed at teardown)."""
         client = redis.asyncio.Redis.from_url(
-            self.url, connection_class=self.network.async_class, **self._client_kwargs(kwargs)
+            self.url, connection_class=FakeStreamsAsyncConnection, server=self.server, **self._client_kwargs(kwargs)
         )
         self._async_clients.append(client)
         return client

@@ -9,13 +9,21 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-import redis
-
 from fake_streams.profiles import PROFILES
 
 MARKER = "fake_redis_streams"
-#: redis-py 5.0 added the ``protocol=`` connection argument (RESP3); 4.x takes none and speaks RESP2 only
-REDIS_PY_HAS_PROTOCOL = tuple(int(p) for p in redis.__version__.split(".")[:2]) >= (5, 0)
+
+
+def redis_py_version() -> Tuple[int, int]:
+    """redis-py's (major, minor); imports redis, so only called once a test asks for the fixture."""
+    import redis
+
+    return tuple(int(p) for p in redis.__version__.split(".")[:2])  # type: ignore[return-value]
+
+
+def redis_py_has_protocol() -> bool:
+    """redis-py 5.0 added the ``protocol=`` connection argument (RESP3); 4.x takes none and speaks RESP2 only."""
+    return redis_py_version() >= (5, 0)
 
 #: name -> (default, help); the marker takes exactly these keyword-only arguments
 FIELDS: Dict[str, Tuple[Any, str]] = {
@@ -44,6 +52,16 @@ class Options:
     """The resolved, validated options (keyword-only; see :data:`FIELDS`)."""
 
     __slots__ = tuple(FIELDS) + ("explicit",)
+    # the fields (set from FIELDS in __init__), as _validate leaves them
+    version: str
+    clock: Optional[str]
+    start_ms: Optional[int]
+    patch: bool
+    decode_responses: bool
+    protocol: Optional[int]
+    url: str
+    passthrough_hosts: Tuple[str, ...]
+    assert_all_faults_triggered: bool
 
     def __init__(self, explicit: Optional[Dict[str, Any]] = None, **kwargs: Any) -> None:
         __tracebackhide__ = True
@@ -77,9 +95,9 @@ class Options:
             self.protocol = _int("protocol", self.protocol)
             if self.protocol not in (2, 3):
                 raise ValueError(f"fake_redis_streams: protocol must be 2 or 3, not {self.protocol!r}")
-            if self.protocol == 3 and not REDIS_PY_HAS_PROTOCOL:
-                raise ValueError(f"fake_redis_streams: protocol=3 needs redis-py >= 5.0; redis-py {redis.__version__} "
-                                 "speaks RESP2 only")
+            if self.protocol == 3 and not redis_py_has_protocol():
+                raise ValueError(f"fake_redis_streams: protocol=3 needs redis-py >= 5.0; redis-py "
+                                 f"{'.'.join(map(str, redis_py_version()))} speaks RESP2 only")
         for name in ("patch", "decode_responses", "assert_all_faults_triggered"):
             setattr(self, name, _bool(name, getattr(self, name)))
         if isinstance(self.passthrough_hosts, str):
@@ -95,7 +113,7 @@ class Options:
         """Keyword arguments of ``.client`` / ``.async_client()``: decode_responses, and protocol when set
         (not on redis-py 4.x, which has no such argument: protocol 2 is what it speaks, 3 is refused above)."""
         out: Dict[str, Any] = {"decode_responses": self.decode_responses}
-        if self.protocol is not None and REDIS_PY_HAS_PROTOCOL:
+        if self.protocol is not None and redis_py_has_protocol():
             out["protocol"] = self.protocol
         return out
 

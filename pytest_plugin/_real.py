@@ -33,7 +33,7 @@ def _redirected(base: type, host: str, port: int) -> type:
             if name.startswith(_DROP):
                 del kwargs[name]
         kwargs["host"], kwargs["port"] = host, port
-        base.__init__(self, **kwargs)
+        base.__init__(self, **kwargs)  # type: ignore[misc]  # base is the class this one extends
 
     return type("Redirected" + base.__name__, (base,), {"__init__": __init__, "__module__": __name__})
 

@@ -61,12 +61,24 @@ def end_fakeredis_block(sock: Any, lock: Any) -> None:
     if not getattr(sock, "_blocked", False) or not lock.acquire(timeout=0.05):
         return
     try:
-        db = getattr(sock, "_db", None)
-        if getattr(sock, "_blocked", False) and db is not None:
-            sock._unblock_reason = b"timeout"
-            _wake(db)
+        end_fakeredis_block_locked(sock)
     finally:
         lock.release()
+
+
+def end_fakeredis_block_locked(sock: Any) -> bool:
+    """:func:`end_fakeredis_block` with the lock held; True if the socket was blocked in such a command."""
+    db = getattr(sock, "_db", None)
+    if not getattr(sock, "_blocked", False) or db is None:
+        return False
+    sock._unblock_reason = b"timeout"
+    _wake(db)
+    return True
+
+
+def is_tcp(sock: Any) -> bool:
+    """Whether ``sock`` is a TCP client's (its replies go to a wire, see :mod:`.tcp`), not a redis-py connection's."""
+    return getattr(sock, "_sf_wire", None) is not None
 
 
 def socket_loop(sock: Any) -> Any:

@@ -242,6 +242,12 @@ def command_keys(sock: Any, fields: List[bytes], cmd: str, info: Any) -> List[by
     kind, spec_name = router.resolve(cmd)
     if kind == "spec":
         return stream_keys(spec_name, [bytes(f) for f in fields])
+    if bytes(fields[0]).lower() in _NUMKEYS_COMMANDS:  # movablekeys: KEYS follow numkeys (fields[2])
+        try:
+            numkeys = int(fields[2]) if len(fields) > 2 else 0
+        except ValueError:
+            return []
+        return [bytes(k) for k in fields[3:3 + max(numkeys, 0)]]
     if not info:
         return []
     first, last, step = info[3:6]
@@ -249,6 +255,10 @@ def command_keys(sock: Any, fields: List[bytes], cmd: str, info: Any) -> List[by
         return []
     last = len(fields) + last if last < 0 else last
     return [bytes(k) for k in fields[first:last + 1:max(step, 1)]]
+
+
+#: scripting commands whose keys are the ``numkeys`` arguments after the script / function name
+_NUMKEYS_COMMANDS = frozenset({b"eval", b"evalsha", b"eval_ro", b"evalsha_ro", b"fcall", b"fcall_ro"})
 
 
 def stream_keys(spec_name: str, fields: List[bytes]) -> List[bytes]:

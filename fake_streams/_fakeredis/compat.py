@@ -26,8 +26,8 @@ except ImportError:  # pragma: no cover - a release without the command table
         return None
 try:  # fakeredis >= 2.39
     from fakeredis._socket._resp import extract_command
-except ImportError:  # pragma: no cover - fakeredis <= 2.38
-    from fakeredis._basefakesocket import extract_command  # type: ignore[no-redef]
+except ImportError:  # pragma: no cover - fakeredis <= 2.38 (a private name there)
+    from fakeredis._basefakesocket import _extract_command as extract_command  # type: ignore[no-redef,import-not-found]
 try:  # fakeredis >= 2.39
     from fakeredis._core import CommandItem
 except ImportError:  # pragma: no cover - fakeredis <= 2.38

@@ -3,8 +3,9 @@
 A stream command sent by a :class:`~fake_streams.connection.FakeStreamsConnection` (sync) or
 ``FakeStreamsAsyncConnection`` normally travels ``redis-py pack → RESP bytes → fakeredis parser →
 _process_command → _name_to_func → Session.run_unit → Session.call → _decode_result → reply queue →
-read_response``. :func:`send` runs it instead as ``encode args → arity → server lock → Session.call``
-(``FakeStreamsServer.execute`` opens and finishes the execution unit itself) and keeps the reply on a
+read_response``. The hooks' ``send_command`` runs it instead as ``encode args (:func:`_encode`) → arity →
+server lock → FakeStreamsServer.execute`` (:func:`execute`: a batch of one for :func:`_run`, which
+pipelines use too; ``execute`` opens and finishes the execution unit itself) and keeps the reply on a
 per-socket deque that :func:`take` hands to ``read_response``. Non-transactional pipelines:
 :func:`pack_commands` leaves stream commands unpacked and :func:`send_deferred` runs them in order,
 sending every other command as RESP (hooks: :class:`SyncFastPath`, :class:`AsyncFastPath`).
@@ -17,7 +18,7 @@ the error reply is the ``ResponseError`` fakeredis's ``_decode_error`` builds (r
 
 Falls back to the dispatch path (returns False, nothing done) whenever it could behave differently:
 fast path disabled (``server.fast_path = False``, env ``FAKE_STREAMS_FAST_PATH=0``), not connected /
-killed / server down / CLIENT PAUSE in force, fault hook set, ACL user other than an unrestricted
+killed / server down / CLIENT PAUSE in force, a fault hook set that is not ``idle``, ACL user other than an unrestricted
 ``default``, MULTI queueing or EXEC running, pubsub, ``CLIENT REPLY OFF/SKIP``, the parser paused (a parked blocking read) or
 replies already queued on the socket (never reorder), closed sockets awaiting cleanup, a health check
 due, an argument type the packer would treat specially (anything but exact bytes/str/int/float), a
@@ -36,7 +37,7 @@ import os
 import sys
 import time
 from time import perf_counter as _perf_counter
-from typing import Any, Dict, Iterator, Optional, Tuple
+from typing import Any, Dict, Iterator, Mapping, Optional, Tuple
 from weakref import WeakKeyDictionary
 
 from redis.connection import HiredisRespSerializer, PythonRespSerializer
@@ -152,14 +153,17 @@ def _usable(conn: Any, sock: Any, session: Any, health: bool, is_async: bool) ->
     """Every condition under which the direct path behaves exactly as the dispatch path (see module doc).
     O(1); the cheapest and likeliest refusals first (this runs before every direct command)."""
     server = session.server
-    if server.faults is not None or not server.fast_path or not session.alive or session.depth:
+    faults = server.faults  # a hook that says it is idle (an unarmed Faults) answers nothing: run directly
+    if (faults is not None and not getattr(faults, "idle", False)) or not server.fast_path or not session.alive \
+            or session.depth:
         return False
     if session.resume_pending:
         session.resume_if_pending()  # as sendall does: commands queued behind a served blocking read run first
     fake = sock._server
     if (fake is None or not fake.connected or sock._killed or sock._paused or sock._transaction is not None
             or sock._in_transaction or sock._pubsub or sock._reply_off or sock._reply_skip
-            or sock._reply_skip_next or fake.closed_sockets):  # CLIENT REPLY: the socket mixin's defaults
+            or sock._reply_skip_next or fake.closed_sockets  # CLIENT REPLY: the socket mixin's defaults
+            or getattr(fake, "_sf_script_running", False)):  # a script runs: the dispatch path answers BUSY
         return False
     if getattr(fake, "pause_until", 0.0) and fake.pause_until > time.time():  # CLIENT PAUSE: let fakeredis decide
         return False
@@ -171,20 +175,18 @@ def _usable(conn: Any, sock: Any, session: Any, health: bool, is_async: bool) ->
     return _acl_ok(sock, fake)
 
 
-def prepare(conn: Any, args: Tuple[Any, ...]) -> Optional[Tuple[Any, list, list]]:
-    """``(spec, args, argv)`` for a stream command the direct path can encode exactly as the packer
-    would, or None (not a stream command, an argument type the packer treats itself, wrong arity). O(len(args))."""
+def _encode(conn: Any, args: Tuple[Any, ...]) -> Optional[list]:
+    """The arguments after the command name of a stream command the direct path can encode exactly as the
+    packer would, or None (not a stream command, an argument type the packer treats itself, wrong arity).
+    ``args[0]`` is then a key of :func:`_commands`' table. O(len(args))."""
     if not ENABLED or not args:
         return None
-    cached = conn._sf_fast_setup
-    if cached is None:  # per connection: the server's name table, the packer's str codec
-        cached = conn._sf_fast_setup = (_table(conn.streams_server.router), _str_codec(conn))
-    table, codec = cached
+    table, codec = conn._sf_fast_setup or _setup(conn)
     name = args[0]
     entry = table.get(name) if type(name) is str or type(name) is bytes else None
     if entry is None or codec is None:
         return None
-    spec, sub, name, least, most = entry
+    least, most = entry[3], entry[4]
     out: list = []
     append = out.append
     utf8 = codec is _UTF8  # str.encode() without arguments: the common codec, and the cheaper call
@@ -205,7 +207,31 @@ def prepare(conn: Any, args: Tuple[Any, ...]) -> Optional[Tuple[Any, list, list]
         return None
     if not least <= len(out) <= most:  # = spec.arity_ok(len(argv)), precomputed per table entry
         return None
-    return spec, out, [name, sub, *out] if sub is not None else [name, *out]
+    return out
+
+
+def _setup(conn: Any) -> Tuple[Dict[Any, _Entry], Optional[Tuple[str, str]]]:
+    """Per connection, made on first use: the server's name table and the packer's str codec (``_encode`` makes
+    it, so what runs an encoded command reads ``conn._sf_fast_setup``)."""
+    cached = conn._sf_fast_setup
+    if cached is None:
+        cached = conn._sf_fast_setup = (_table(conn.streams_server.router), _str_codec(conn))
+    return cached  # type: ignore[no-any-return]
+
+
+def _expand(entry: _Entry, encoded: Any) -> Tuple[Any, list, list]:
+    """``(spec, args, argv)`` of a command from its table entry and encoded arguments (handlers own ``args``: a
+    pipeline's tuple is copied into a list; a single command's list is its own already). O(len(encoded))."""
+    spec, sub, name = entry[0], entry[1], entry[2]
+    args = encoded if type(encoded) is list else list(encoded)
+    return spec, args, [name, sub, *encoded] if sub is not None else [name, *encoded]
+
+
+def prepare(conn: Any, args: Tuple[Any, ...]) -> Optional[Tuple[Any, list, list]]:
+    """``(spec, args, argv)`` for a stream command the direct path can encode exactly as the packer
+    would, or None (see :func:`_encode`). O(len(args))."""
+    encoded = _encode(conn, args)
+    return None if encoded is None else _expand(_setup(conn)[0][args[0]], encoded)
 
 
 def _session(conn: Any, health: bool) -> Any:
@@ -219,59 +245,41 @@ def _session(conn: Any, health: bool) -> Any:
     return session
 
 
-def execute(conn: Any, prepared: Tuple[Any, list, list], health: bool = True) -> bool:
-    """Run a prepared command directly if the connection's state allows (see module doc); False = not
-    run, send it through the dispatch path. ``health``: a due health check forces the dispatch path.
-    = :func:`_session` + :func:`_run` for one command, in one frame (the path of every single stream
-    command: each call saved is ~0.1 µs of a ~3 µs overhead).
+def execute(conn: Any, command: Tuple[Any, Any, Any], health: bool = True) -> bool:
+    """Run one command directly if the connection's state allows (see module doc); False = not run, send it
+    through the dispatch path. ``command`` is ``(name, encoded args, args)`` as :func:`pack_commands` keeps it
+    (a batch of one for :func:`_run`, the path of a pipeline's commands too). ``health``: a due health check
+    forces the dispatch path.
 
     Exceptions other than error replies propagate (the caller disconnects, as redis-py does when
     ``sendall`` raises).
     """
-    sock = conn._sock
-    session = getattr(sock, "_sf_session", None)
-    kind = type(session)
-    if ((kind is not SyncSession and kind is not AsyncSession)
-            or not _usable(conn, sock, session, health, kind is AsyncSession) or not session.enter()):
-        return False
-    try:
-        fast = sock._sf_fast  # the replies of direct commands (made by _fakeredis.socket.attach)
-        fake = sock._server  # set while the session is entered (a close waits for leave)
-        lock = fake.lock
-        lock.acquire()
-        try:
-            now = time.time()  # = fakeredis's per-command db.time
-            for db in fake.dbs.values():
-                db.time = now
-            if prepared[0].handler is not _XADD or not _xadd_run(sock, session, ((prepared, None),), 0, 1, fast):
-                _answer(sock, session, prepared, fast)
-        finally:
-            lock.release()
-    finally:
-        session.leave()
-    return True
-
-
-def send(conn: Any, args: Tuple[Any, ...]) -> bool:
-    """``send_command`` directly; False = nothing done, use the dispatch path."""
-    prepared = prepare(conn, args)
-    return prepared is not None and execute(conn, prepared)
+    session = _session(conn, health)
+    return session is not None and _run(conn._sock, session, (command,), 0, conn._sf_fast_setup[0]) > 0
 
 
 class DeferredCommands(list):
-    """What ``pack_commands`` returns: per command ``(prepared, args)`` (prepared None = packed bytes in args)."""
+    """What ``pack_commands`` returns: per command ``(name, encoded args, args)`` for a stream command, or
+    ``(None, packed RESP chunks, None)``."""
 
     __slots__ = ()
 
 
 def pack_commands(conn: Any, commands: Any) -> DeferredCommands:
     """Pipeline packing: stream commands stay unpacked (run directly at send time when possible); the
-    rest are packed now, so a DataError is raised before anything is sent, as redis-py does."""
+    rest are packed now, so a DataError is raised before anything is sent, as redis-py does.
+
+    A stream command is kept as ``(name, encoded args as a tuple, args)``: made only of bytes, str and
+    numbers, so the garbage collector untracks it at its first look and a pipeline of a million commands
+    waiting to be sent promotes nothing to the old generation (lists or the command spec in there would:
+    every full collection would then walk all the streams of the process, more at every bulk load; it is
+    expanded when it runs, :func:`_expand`). O(len(commands)) and the arguments."""
     out = DeferredCommands()
+    append = out.append
     pack = conn.pack_command
     for cmd in commands:
-        prepared = prepare(conn, cmd)
-        out.append((prepared, cmd) if prepared is not None else (None, pack(*cmd)))
+        encoded = _encode(conn, cmd)
+        append((cmd[0], tuple(encoded), cmd) if encoded is not None else (None, pack(*cmd), None))
     return out
 
 
@@ -285,7 +293,7 @@ def run_deferred(conn: Any, deferred: DeferredCommands, i: int) -> int:
     session = _session(conn, health=False)
     if session is None:
         return i
-    return _run(conn._sock, session, deferred, i)
+    return _run(conn._sock, session, deferred, i, conn._sf_fast_setup[0])
 
 
 def send_deferred(conn: Any, deferred: DeferredCommands, check_health: bool) -> None:
@@ -311,21 +319,22 @@ def socket_payloads(conn: Any, deferred: DeferredCommands) -> Iterator[Any]:
     comes (lazily, so direct and socket commands keep their order). Shared by the sync and asyncio hooks."""
     i, n = 0, len(deferred)
     while i < n:
-        prepared, payload = deferred[i]
-        if prepared is not None:
+        name, payload, args = deferred[i]
+        if name is not None:
             j = run_deferred(conn, deferred, i)
             if j > i:
                 i = j
                 continue
-            payload = conn.pack_command(*payload)
+            payload = conn.pack_command(*args)
         yield payload
         i += 1
 
 
-def _run(sock: Any, session: Any, batch: Any, i: int) -> int:
+def _run(sock: Any, session: Any, batch: Any, i: int, table: Dict[Any, _Entry]) -> int:
     """The part of fakeredis's ``_process_command`` a stream command goes through, without its parsing,
-    for ``batch[i]`` and the prepared commands after it (``batch`` holds ``(prepared, payload)`` pairs;
-    prepared None ends the batch). Returns the index after the last command run."""
+    for ``batch[i]`` and the stream commands after it (``batch`` holds :func:`pack_commands`' triples; a
+    packed command ends the batch; ``table``: the connection's name table). Returns the index after the
+    last command run."""
     if not session.enter():  # closed meanwhile: the dispatch path would answer nothing either
         return i
     try:
@@ -335,19 +344,20 @@ def _run(sock: Any, session: Any, batch: Any, i: int) -> int:
         try:
             dbs = fake.dbs.values()
             while i < n:
-                prepared = batch[i][0]
-                if prepared is None:
+                name, encoded, _ = batch[i]
+                if name is None:
                     break
                 now = time.time()  # = fakeredis's per-command db.time
                 for db in dbs:
                     db.time = now
-                if prepared[0].handler is _XADD:
-                    j = _xadd_run(sock, session, batch, i, n, fast)
+                entry = table[name]
+                if entry[0].handler is _XADD:
+                    j = _xadd_run(sock, session, batch, i, n, fast, table)
                     if j > i:
                         i = j
                         continue
                 i += 1
-                if _answer(sock, session, prepared, fast):
+                if _answer(sock, session, _expand(entry, encoded), fast):
                     break  # parked: the reply comes through the socket's queue, later commands wait
         finally:
             lock.release()
@@ -387,7 +397,7 @@ def _answer(sock: Any, session: Any, prepared: Tuple[Any, list, list], fast: Any
     return False
 
 
-def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) -> int:
+def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, table: Mapping[Any, _Entry]) -> int:
     """XADD commands on one key, back to back in a pipeline batch (or a single one): each appends its entry
     (and trims, if it asks) and answers its ID, in order, with what the general path does around the
     handler done once for the run where once is the same thing. Lock held. Returns the index after the
@@ -406,7 +416,7 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) ->
     server = session.server
     if server.blocking.has_waiters() or stream_events_sent(sock):
         return i
-    key = batch[i][0][1][0]
+    key = batch[i][1][0]
     keyspace = session.keyspace
     stream = keyspace.get_lasting(key)
     if not isinstance(stream, Stream):
@@ -419,20 +429,27 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) ->
     decode_error = sock._decode_error
     append = fast.append
     added = False
+    xadd_name = None
+    spec = table[batch[i][0]][0]
     first, started = i, _perf_counter()
     try:
         while i < n:
-            prepared = batch[i][0]
-            if prepared is None:
+            name, args, _ = batch[i]  # the encoded args: a tuple (pipelines) or a list, read only here
+            if name is None:
                 break
-            spec, args, argv = prepared
-            if spec.handler is not _XADD or args[0] != key:
+            if name is not xadd_name:  # the same name object command after command (redis-py's "XADD")
+                spec = table[name][0]
+                if spec.handler is not _XADD:
+                    break
+                xadd_name = name
+            if args[0] != key:
                 break
             i += 1
             try:
                 if len(args) > 3 and args[1] == b"*" and not len(args) % 2:  # = is_plain_xadd(args)
                     append(append_now(stream, args, int(wall_time() * 1000) if wall else now_ms(), limits))
                 else:
+                    args = list(args)
                     targs = parse_xadd_args(args)
                     append(append_parsed(stream, args, targs, now_ms(), limits)[0])
                 added = True
@@ -442,7 +459,7 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any) ->
                 server.stats.command("xadd").failed += 1
                 append(decode_error(err))
             except Exception as exc:  # an engine bug: as server.execute answers it
-                err = error(server._internal_error(spec, args, exc), server.profile)
+                err = error(server._internal_error(spec, list(args), exc), server.profile)
                 server.stats.error_reply(err.value)
                 server.stats.command("xadd").failed += 1
                 append(decode_error(err))
@@ -474,12 +491,12 @@ def pending(sock: Any) -> Any:
 
 
 def take(conn: Any, fast: Any, disable_decoding: bool) -> Any:
-    """The next direct-path reply for ``read_response`` (an error reply is raised)."""
+    """The next direct-path reply for ``read_response`` (an error reply is raised). O(1) (+ decoding)."""
     session = getattr(conn._sock, "_sf_session", None)
     if session is not None and session.resume_pending:
         session.resume_if_pending()
     item = fast.popleft()
-    if isinstance(item, BaseException):
+    if type(item) is not bytes and isinstance(item, BaseException):  # (most replies are bytes: one check)
         raise item
     if disable_decoding or not getattr(conn.encoder, "decode_responses", False):
         return item
@@ -494,10 +511,10 @@ class SyncFastPath:
     _sf_fast_setup: Any = None  # set by prepare: (the server's name table, the packer's str codec)
 
     def send_command(self, *args: Any, **kwargs: Any) -> None:
-        prepared = prepare(self, args)
-        if prepared is not None:
+        encoded = _encode(self, args)
+        if encoded is not None:
             try:
-                if execute(self, prepared):
+                if execute(self, (args[0], encoded, args)):
                     return
             except BaseException:
                 self.disconnect()  # type: ignore[attr-defined]
@@ -531,10 +548,10 @@ class AsyncFastPath:
     _sf_fast_setup: Any = None  # set by prepare
 
     async def send_command(self, *args: Any, **kwargs: Any) -> None:
-        prepared = prepare(self, args)
-        if prepared is not None and self.is_connected:  # type: ignore[attr-defined]
+        encoded = _encode(self, args)
+        if encoded is not None and self.is_connected:  # type: ignore[attr-defined]
             try:
-                if execute(self, prepared):
+                if execute(self, (args[0], encoded, args)):
                     return
             except BaseException:
                 await self.disconnect(nowait=True)  # type: ignore[attr-defined]
@@ -566,4 +583,4 @@ class AsyncFastPath:
             raise
 
 
-__all__ = ["AsyncFastPath", "SyncFastPath", "ENABLED", "DeferredCommands", "execute", "pack_commands", "pending", "prepare", "run_deferred", "send", "send_deferred", "take"]
+__all__ = ["AsyncFastPath", "SyncFastPath", "ENABLED", "DeferredCommands", "execute", "pack_commands", "pending", "prepare", "run_deferred", "send_deferred", "take"]

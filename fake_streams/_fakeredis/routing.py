@@ -10,6 +10,8 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 from ..commands.base import CommandSpec, cstr
 from .compat import SKIP_RESP2, Signature, bytes_args
 
+_DEFAULT: Dict[str, Router] = {}
+
 
 class Router:
     """fakeredis command names (``"xadd"``, ``"xgroup create"``, bare ``"xgroup"``) → engine specs.
@@ -27,6 +29,18 @@ class Router:
             self.signatures[name] = _signature(name, abs(spec.arity) - names, spec.arity < 0)
         for container in self.containers:  # the container itself has arity -2
             self.signatures[container] = _signature(container, 1, True)
+
+    @classmethod
+    def default(cls) -> Router:
+        """The Router of the default command table (``fake_streams.commands.COMMANDS``), made once and shared by
+        every server on it: it is read-only once built, and building it (27 fakeredis Signatures) was a large
+        part of a new server's cost (one per test in the pytest fixture)."""
+        router = _DEFAULT.get("router")
+        if router is None:
+            from ..commands import COMMANDS
+
+            router = _DEFAULT["router"] = cls(COMMANDS)
+        return router
 
     def resolve(self, cmd_name: str) -> Tuple[str, Optional[str]]:
         """``(kind, name)``: kind is "spec", "container", "unknown_sub", "refuse" or "fakeredis"."""

@@ -1,5 +1,6 @@
 """What INFO needs from fakeredis's side of the server: :func:`snapshot` builds an :class:`~fake_streams.info.Snapshot`
-(clients, pub/sub, watches, per-db key counts and TTLs, the dataset's estimated size, CONFIG, cached scripts).
+(clients, pub/sub, watches, per-db key counts and TTLs, the dataset's estimated size, CONFIG, cached scripts and
+function libraries of :mod:`.scripting`).
 
 The rendering and the statistics live in :mod:`fake_streams.info`; this module only reads fakeredis's state
 (lock held). O(keys) when ``with_keys`` (the Memory and Keyspace sections), else O(clients).
@@ -8,9 +9,10 @@ The rendering and the statistics live in :mod:`fake_streams.info`; this module o
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Set, Tuple
 
 from ..info import Snapshot, key_bytes, value_bytes
+from .scripting import script_counts
 
 
 def snapshot(backend: Any, blocked_clients: Any, port: int, with_keys: bool) -> Snapshot:
@@ -25,7 +27,7 @@ def snapshot(backend: Any, blocked_clients: Any, port: int, with_keys: bool) -> 
             return None
         return raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else str(raw)
 
-    watched = set()
+    watched: Set[Any] = set()
     watching = 0
     for sock in sockets:
         watches = getattr(sock, "_watches", None)
@@ -50,6 +52,7 @@ def snapshot(backend: Any, blocked_clients: Any, port: int, with_keys: bool) -> 
                 dataset += key_bytes(key) + value_bytes(item.value)
             if keys:
                 keyspace[index] = (keys, expires, ttl_ms // expires if expires else 0)
+    cached_scripts, functions, libraries = script_counts(fake)
     return Snapshot(
         clients=len(sockets),
         blocked=sum(1 for s in sockets if getattr(s, "_blocked", False)),
@@ -61,7 +64,9 @@ def snapshot(backend: Any, blocked_clients: Any, port: int, with_keys: bool) -> 
         pubsub_shard_channels=sum(1 for subs in getattr(fake, "ssubscribers", {}).values() if len(subs)),
         keyspace=keyspace,
         dataset_bytes=dataset,
-        cached_scripts=len(getattr(fake, "script_cache", ()) or ()),
+        cached_scripts=cached_scripts,
+        functions=functions,
+        libraries=libraries,
         config=config_value,
         blocked_clients=blocked_clients,
         port=port,

@@ -12,7 +12,11 @@ How a parked command's reply reaches redis-py:
   thread, blocked in ``read_response`` on that queue (under ``socket_timeout``, like a real socket),
   takes it and resumes the parser (:meth:`Session.resume_if_pending`, also called before a send).
 * **asyncio** — the same, but the reply is queued and the parser resumed on the socket's event loop
-  (``loop.call_soon_threadsafe``), so writers in other threads or loops wake it.
+  (``loop.call_soon`` from a writer on that loop, ``call_soon_threadsafe`` from other threads or loops).
+
+CLIENT KILL (:meth:`Session.killed`, lock held) ends a parked stream read, or a fakeredis blocking command
+(BLPOP …), with the ConnectionError of a server hang-up. An asyncio fakeredis blocking command's task holds
+the session like a running command (``socket.StreamsSocketMixin._blocking``), so a close waits for it.
 
 Closing: the socket's ``close`` calls :meth:`Session.request_close` (any thread, maybe from GC): the
 registration is dropped and a reader still waiting is woken with :data:`CLOSED_BY_CLIENT`. fakeredis's
@@ -25,6 +29,7 @@ This module imports nothing from fakeredis; it reaches the socket through :mod:`
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any, Callable, List
 
@@ -47,6 +52,8 @@ class _ClosedByClient:
 
 
 CLOSED_BY_CLIENT = _ClosedByClient()
+#: what redis-py's parsers raise when the server hangs up
+SERVER_CLOSED = "Connection closed by server."
 
 
 class Session:
@@ -193,6 +200,24 @@ class Session:
             access.end_fakeredis_block(self._sock, self.server.backend.lock)
         return not busy
 
+    def killed(self) -> None:
+        """CLIENT KILL of this connection (lock held): a parked stream read, or a fakeredis blocking command
+        (BLPOP …) of a redis-py connection, ends now with the ConnectionError a real client gets when the
+        server hangs up (queued ahead of the nil fakeredis's command then answers, which the dropped
+        connection never reads); later commands fail as fakeredis makes them (killed socket). A TCP
+        client's fakeredis command is left to the TCP layer (its replies go straight to the wire)."""
+        if not self.alive:
+            return
+        self.alive = False
+        sock = self._sock
+        parked = self.server.blocking.hang_up(self)
+        # a TCP client's socket writes every reply to its wire: the TCP layer hangs up on it itself
+        in_fakeredis = not parked and getattr(sock, "_blocked", False) and not access.is_tcp(sock)
+        if parked or in_fakeredis:
+            self._push(redis.exceptions.ConnectionError(SERVER_CLOSED), resume=False)
+        if in_fakeredis:
+            access.end_fakeredis_block_locked(sock)
+
     def on_close(self) -> None:
         """Unregister a parked command and wake a reader still waiting for its reply."""
         if not self.alive:
@@ -200,6 +225,11 @@ class Session:
         self.alive = False
         self.server.blocking.drop(self, self.server.backend.lock)
         self._push(CLOSED_BY_CLIENT, resume=False)
+
+
+#: the running event loop of this thread, or None: get_running_loop() without raising (asyncio._get_running_loop,
+#: undocumented but stable since Python 3.7)
+_running_loop = asyncio._get_running_loop
 
 
 def _is_reply(item: BaseException) -> bool:
@@ -237,11 +267,17 @@ class AsyncSession(Session):
         self._loop = access.socket_loop(sock)
 
     def _push(self, item: Any, resume: bool) -> None:
+        """Hand ``item`` to the socket's loop: ``call_soon`` from the loop's own thread (a writer task on the
+        same loop: no wake-up write to the loop's self-pipe), ``call_soon_threadsafe`` from any other."""
         queue = self._sock.responses  # captured: close() drops it from the socket, a reader still awaits it
         if queue is None:
             return
+        loop = self._loop
         try:
-            self._loop.call_soon_threadsafe(self._finish, queue, item, resume)
+            if loop is _running_loop():
+                self._loop.call_soon(self._finish, queue, item, resume)
+            else:
+                self._loop.call_soon_threadsafe(self._finish, queue, item, resume)
         except RuntimeError:  # the loop is closed: nobody is left to read
             pass
 

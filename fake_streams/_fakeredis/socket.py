@@ -29,7 +29,7 @@ import redis.exceptions
 from ..commands.base import CommandSpec
 from ..errors import ReplyError
 from ..info import command_stat_name
-from . import auth, overrides
+from . import auth, overrides, scripting
 from .backend import error
 from .compat import AsyncFakeSocket, SimpleError, extract_command, get_command_info
 from .routing import _as_bytes, _c_str, unknown_command_args
@@ -48,6 +48,7 @@ class StreamsSocketMixin:
     _sf_ran = False  # the current top-level command reached _run_command (so its error is not a rejection)
     _sf_name: Any = None  # the fakeredis name of the current top-level command, once looked up
     _sf_authenticated = True  # passed AUTH, or connected while ``default`` needed no password (see .auth)
+    _sf_async_block = False  # an asyncio fakeredis blocking command's task holds the session (see _blocking)
     _server: Any  # fakeredis's socket attribute: the FakeServer
 
     def _process_command(self, fields: Any) -> None:
@@ -60,13 +61,18 @@ class StreamsSocketMixin:
         fake = self._server
         try:
             if fields:
-                faults = session.server.faults
-                if faults is not None and self._sf_fault(faults, session, fields):
+                faults = session.server.faults  # an idle hook (an unarmed Faults) would answer None: not asked
+                if faults is not None and not getattr(faults, "idle", False) and self._sf_fault(faults, session, fields):
                     return
             self._sf_fields = fields  # argv as typed (fakeredis lower-cases names): error texts quote it
             self._sf_top, self._sf_ran, self._sf_name = True, False, None
             if fields and not self._sf_open(fake) and self._sf_refused(fields, session):
                 return
+            if getattr(fake, "_sf_script_running", False):  # a busy script answers without the lock (lua)
+                answer = scripting.busy_answer(self, fields)
+                if answer is not None:
+                    self.put_response(self._decode_result(answer))  # type: ignore[attr-defined]
+                    return
             super()._process_command(fields)  # type: ignore[misc]
         finally:
             self._sf_top = False
@@ -77,7 +83,7 @@ class StreamsSocketMixin:
     def _sf_open(self, fake: Any) -> bool:
         """Whether nothing can refuse this socket's commands: authenticated as ``default`` and ``default`` can run
         everything (checked by fakeredis's own rule model). O(1)."""
-        if not self._sf_authenticated or self._client_info.get("user", "default") != "default":
+        if not self._sf_authenticated or self._client_info.get("user", "default") != "default":  # type: ignore[attr-defined]
             return False
         user = fake.acl._user_acl.get(b"default")
         return user is None or auth._unrestricted(user)
@@ -141,6 +147,49 @@ class StreamsSocketMixin:
         if session is None or session.request_close():
             self._sf_close_now()
 
+    def _blocking(self, *args: Any, **kwargs: Any) -> Any:
+        """fakeredis's blocking commands (BLPOP, BZPOPMIN …). On an asyncio socket fakeredis parks the command
+        in a task of its own, with a wake-up callback on the database that only that task removes, through the
+        socket's database: a close that wiped the socket first (a cancelled read) left the callback behind, to
+        fire later on a closed loop. So the task counts as a running command of the session (entered here,
+        left when it ends): a close waits for it, ends its wait (``Session.request_close``: as CLIENT
+        UNBLOCK does) and completes when it is done."""
+        session = self._sf_session
+        if (session is None or not isinstance(self, AsyncFakeSocket)
+                or not hasattr(super(), "_async_blocking") or not session.enter()):
+            return super()._blocking(*args, **kwargs)  # type: ignore[misc]
+        try:
+            result = super()._blocking(*args, **kwargs)  # type: ignore[misc]
+        except BaseException:
+            session.leave()
+            raise
+        if getattr(self, "_blocked", False):  # parked: the task leaves the session when it ends
+            self._sf_async_block = True
+        else:
+            session.leave()
+        return result
+
+    async def _async_blocking(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            await super()._async_blocking(*args, **kwargs)  # type: ignore[misc]
+        finally:
+            session = self._sf_session
+            if self._sf_async_block and session is not None:
+                self._sf_async_block = False
+                session.leave()  # a close waiting for this task completes now
+
+    def kill(self) -> None:
+        """CLIENT KILL (lock held): fakeredis drops the socket, and a stream read parked in it ends at once
+        as the server's hang-up ends a real client's read (:meth:`Session.killed`)."""
+        parent = getattr(super(), "kill", None)
+        if parent is not None:
+            parent()
+        else:  # fakeredis < 2.35 has no CLIENT KILL (access.kill, an injected drop, still ends a parked read)
+            self._killed = True
+        session = self._sf_session
+        if session is not None:
+            session.killed()
+
     def _sf_close_now(self) -> None:
         if getattr(self, "_server", None) is not None:
             super().close()  # type: ignore[misc]
@@ -160,10 +209,15 @@ class StreamsSocketMixin:
         session = self._sf_session
         if session is None:
             return super()._run_command(func, sig, args, from_script)  # type: ignore[misc]
+        if not from_script and not session.depth and getattr(self._server, "_sf_script_running", False):
+            answer = scripting.busy_answer(self, self._sf_fields)  # got the lock from a busy script's hook
+            if answer is not None:  # an error is a value here, as fakeredis's own _run_command returns it
+                return answer
         self._sf_ran = True
         started = time.perf_counter()
         result = session.run_unit(
-            lambda: super(StreamsSocketMixin, self)._run_command(func, sig, args, from_script), from_script)
+            lambda: super(StreamsSocketMixin, self)._run_command(func, sig, args, from_script),  # type: ignore[misc]
+            from_script)
         name = command_stat_name(sig.name, args)
         session.server.stats.called(name, (time.perf_counter() - started) * 1e6,
                                     result.value if isinstance(result, SimpleError) else None, _writes(name))
@@ -180,7 +234,6 @@ class StreamsSocketMixin:
             self._sf_ran = True  # once per command
             name = self._sf_name
             self._sf_session.server.stats.rejected(None if name is None else command_stat_name(name), result.value)
-    _server: Any  # fakeredis's socket attribute: the FakeServer
 
     def _name_to_func(self, cmd_name: str) -> Tuple[Any, Any]:
         session = self._sf_session
@@ -250,7 +303,7 @@ def _writes(name: str) -> bool:
     known = _WRITES.get(name)
     if known is None:
         info = get_command_info(name.replace("|", " ").encode()) or get_command_info(name.split("|")[0].encode())
-        known = _WRITES[name] = bool(info) and b"write" in info[2]
+        known = _WRITES[name] = info is not None and b"write" in info[2]
     return known
 
 

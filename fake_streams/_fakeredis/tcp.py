@@ -1,35 +1,56 @@
-"""One TCP client's fakeredis socket (:class:`TcpClient`); :mod:`fake_streams.tcp` owns sockets and threads.
+"""One TCP client's fakeredis socket (:class:`TcpClient`); :mod:`fake_streams.tcp` owns sockets and the event loop.
 
-fakeredis parses the client's requests and runs them (stream commands through the session: a blocking read
-parks this thread like any sync client); replies go to the ``tcp.Connection`` before fakeredis flattens them,
-so Status vs bulk and errors reach the wire encoder intact.
+The TCP server parses requests itself (:mod:`fake_streams.tcp.protocol`) and hands each argument vector to
+:meth:`TcpClient.run`, in the event loop's thread:
+
+* a **stream command** (and PING, redis-benchmark's probe) takes the direct path when nothing could tell it
+  from the dispatch path (the
+  conditions of :mod:`.fastpath`: no MULTI, pubsub, CLIENT REPLY, faults, ACL restriction, password, paused
+  parser …): ``FakeStreamsServer.execute`` under the server lock, its reply encoded as it is (no fakeredis
+  parse, dispatch or reply conversion);
+* anything else goes to the socket's ``_process_command(argv)`` (fakeredis's dispatch, with our session:
+  overrides, the engine for stream commands inside MULTI or Lua). Replies reach the ``tcp.Connection``
+  before fakeredis flattens them, so Status vs bulk and errors reach the wire encoder intact.
+
+Blocking without threads. An engine-parked XREAD/XREADGROUP pauses the socket; ``Session.deliver`` puts its
+reply later (any thread) and the loop resumes the client. fakeredis's own blocking commands (BLPOP, BLMOVE,
+BZPOPMIN, …) call the socket's ``_blocking``: here the first pass runs, and if it finds nothing the client
+parks (:class:`_FakeredisWait`): a database change callback asks the loop to re-run the check after the
+command that changed it, the loop ends it at its deadline, CLIENT UNBLOCK is seen on the next check — no
+thread waits on fakeredis's condition (the design of fakeredis's own asyncio socket, on the event loop).
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+import functools
+import time
+from typing import Any, Callable, Dict, Optional
+from weakref import WeakKeyDictionary
 
 import redis
 
-from ..reply import ErrorReply, RepeatedKeyMap, Status
-from .backend import _wake
+from ..blocking import BLOCKED
+from ..commands.xadd_xtrim import xadd as _XADD
+from ..errors import ReplyError
+from ..reply import ErrorReply, RepeatedKeyMap, Status, VerbatimText
+from . import auth, fastpath
 from .compat import NoResponse, SimpleError, SimpleString, SyncConnectionBase
-from .socket import attach
+from .overrides import override
+from .socket import StreamsSocketMixin, attach
 
 
-class _TcpSocketMixin:
-    """fakeredis parses the client's requests and runs them (stream commands through the session above:
-    a blocking read parks this thread like any sync client); replies go to the ``tcp.Connection`` before
-    fakeredis flattens them, so Status vs bulk and errors reach the wire encoder intact."""
+class _TcpSocketMixin(StreamsSocketMixin):
+    """In front of the streams socket class of a TCP client: replies to the wire, no fakeredis parser."""
 
     _sf_wire: Any = None
+    _sf_wait: Any = None  # a parked fakeredis blocking command (_FakeredisWait)
+    _sf_resume = False  # that command was answered: the loop may run the requests behind it
 
     def _process_command(self, fields: Any) -> None:
-        wire = self._sf_wire
-        wire.command = fields
-        if fields and bytes(fields[0]).lower() == b"quit":  # fakeredis has no QUIT: +OK, then hang up
+        if bytes(fields[0]).lower() == b"quit":  # fakeredis has no QUIT: +OK, then hang up
+            wire = self._sf_wire
             wire.put(wire.reply(Status(b"OK"), self._sf_session.protocol))
-            wire.closing = True
+            wire.close_after_reply = True
             return
         super()._process_command(fields)  # type: ignore[misc]
 
@@ -39,16 +60,102 @@ class _TcpSocketMixin:
             return result
         return self._sf_wire.reply(_tcp_value(result), self._sf_session.protocol)
 
+    def _decode_error(self, error: Any) -> ErrorReply:  # the direct path's error replies (fastpath._xadd_run)
+        return ErrorReply(error.value)
+
     def put_response(self, msg: Any) -> None:  # replies (wrapped above) and pushes, from any thread
         self._sf_wire.put(msg)
 
-    def kill(self) -> None:  # CLIENT KILL (fakeredis >= 2.35): hang up now, not at the next request
+    def kill(self) -> None:  # CLIENT KILL (fakeredis >= 2.35): hang up once the pending output is written
         super().kill()  # type: ignore[misc]
-        self._sf_wire.wake()
+        self._sf_wire.kill()
+
+    def pause(self) -> None:  # a blocked command: the loop runs no request of this client until it is answered
+        self._paused = True
+
+    def resume(self) -> None:  # no fakeredis parser to feed: the loop goes on with the buffered requests
+        self._paused = False
+
+    def _blocking(self, timeout: Optional[float], func: Callable[[bool], Any], shape: Any = None) -> Any:
+        """fakeredis's blocking commands: the first pass now; if it finds nothing, park (see module doc)."""
+        ret = func(True)
+        if ret is not None or self._in_transaction or self._sf_session.from_script:  # type: ignore[attr-defined]
+            return ret if shape is None else shape(ret)
+        wait = _FakeredisWait(self, func, shape)
+        self._sf_wait = wait
+        self._db.add_change_callback(wait.callback)  # type: ignore[attr-defined]
+        self._blocked = True
+        self.pause()
+        self._sf_wire.park(wait, timeout)
+        return NoResponse()
+
+
+class _FakeredisWait:
+    """A fakeredis blocking command parked on the event loop: re-checked on wake-ups, ended by its deadline,
+    CLIENT UNBLOCK or the client's close. Its methods run in the loop thread; ``callback`` in any (lock held)."""
+
+    __slots__ = ("sock", "func", "shape", "db", "lock", "callback", "done")
+
+    def __init__(self, sock: Any, func: Callable[[bool], Any], shape: Any) -> None:
+        self.sock = sock
+        self.func = func
+        self.shape = shape
+        self.db = sock._db
+        self.lock = sock._server.lock
+        self.callback = sock._sf_wire.wake_waiter
+        self.done = False
+
+    def recheck(self) -> None:
+        """Re-run the command's check (a database it waits on changed, or CLIENT UNBLOCK)."""
+        sock = self.sock
+        with self.lock:
+            if self.done:
+                return
+            if sock._unblock_reason is not None:
+                try:
+                    sock._take_unblock_reason()
+                    result = self._empty()
+                except SimpleError as exc:
+                    result = exc
+            else:
+                ret = self.func(False)
+                if ret is None:
+                    return
+                result = ret if self.shape is None else self.shape(ret)
+            self.end()
+        self._answer(result)
+
+    def expire(self) -> None:
+        """The deadline passed: the command's empty reply."""
+        with self.lock:
+            if self.done:
+                return
+            result = self._empty()
+            self.end()
+        self._answer(result)
+
+    def end(self) -> None:
+        """Stop waiting (lock held). Idempotent."""
+        if self.done:
+            return
+        self.done = True
+        self.db._change_callbacks.discard(self.callback)
+        sock = self.sock
+        sock._blocked = False
+        sock._unblock_reason = None
+        sock._sf_wait = None
+
+    def _empty(self) -> Any:
+        return None if self.shape is None else self.shape(None)
+
+    def _answer(self, result: Any) -> None:
+        sock = self.sock
+        sock._sf_resume = True
+        sock.put_response(sock._decode_result(result))
 
 
 def _tcp_value(value: Any) -> Any:
-    """fakeredis reply values → the wire's: SimpleString → Status, SimpleError → tcp.ErrorReply (recursively)."""
+    """fakeredis reply values → the wire's: SimpleString → Status, SimpleError → ErrorReply (recursively)."""
     kind = type(value)
     if kind is list or kind is tuple:
         return [_tcp_value(item) for item in value]
@@ -64,14 +171,21 @@ def _tcp_value(value: Any) -> Any:
 
 
 _TCP_CLASSES: Dict[type, type] = {}
+_CONTAINER = object()
+#: PING outside MULTI/pubsub/CLIENT REPLY (the direct path's conditions): ``+PONG`` or its argument, no dispatch
+_PING = object()
+_PONG = Status(b"PONG")
+_NAME_CACHE_MAX = 4096
 
 
 class TcpClient:
-    """The fakeredis socket of one TCP client of ``server``, replying through ``wire`` (a ``tcp.Connection``)."""
+    """The fakeredis socket of one TCP client of ``server``, replying through ``wire`` (a ``tcp.Connection``
+    with ``peer``/``local`` addresses and ``fd``). All methods run in the event loop's thread."""
 
-    def __init__(self, server: Any, wire: Any, sock: Any, peer: Any) -> None:
-        local = sock.getsockname()
-        info = {"addr": f"{peer[0]}:{peer[1]}", "laddr": f"{local[0]}:{local[1]}", "fd": sock.fileno()}
+    __slots__ = ("sock", "session", "server", "_lock", "_fake", "_names", "_released")
+
+    def __init__(self, server: Any, wire: Any) -> None:
+        info = {"addr": wire.peer, "laddr": wire.local, "fd": wire.fd}
         kwargs = {"protocol": 2} if int(redis.__version__.split(".")[0]) >= 5 else {}
         connection = SyncConnectionBase(server=server.backend.fake, client_info=info, **kwargs)
         fake_sock = attach(connection._connect(), server)  # _connect: no handshake, the TCP client does its own
@@ -82,33 +196,352 @@ class TcpClient:
         fake_sock.__class__ = cls
         fake_sock._sf_wire = wire
         self.sock = fake_sock
+        self.session = fake_sock._sf_session
+        self.server = server
+        self._fake = server.backend.fake
         self._lock = server.backend.lock
+        self._names = _names_of(server.router)
         self._released = False
 
-    def feed(self, data: bytes) -> Optional[bytes]:
-        """Run the requests in ``data`` (replies go to the wire); the error text if fakeredis cannot parse them.
+    # ------------------------------------------------------------------------------ running
+    def run(self, argv: Any, parser: Any = None) -> None:
+        """Run one request (replies go to the wire); an XADD may take the plain XADDs on its key right behind
+        it in ``parser`` along (:meth:`_xadd_run`). O(1) around each command."""
+        if not self._direct(argv, parser):
+            self.sock._process_command(argv)
 
-        ``feed(b"")`` on a wake-up lets the parser go on with requests queued behind a served blocking read.
-        """
+    def _xadd_run(self, argv: Any, spec: Any, parser: Any) -> bool:
+        """XADDs on one key back to back in the client's input (a pipeline): run together by
+        :func:`fastpath._xadd_run` (one lock, one session entry, per command its own clock read, ID, entry,
+        trim and reply; taken only when nothing can tell — no blocked client, no stream keyspace event, a
+        stream without TTL at the key). A single XADD goes this way too (no command context to build). False:
+        not taken, nothing consumed or run."""
+        server = self.server
+        if server.blocking.has_waiters() or len(argv) < 3:
+            return False
+        key = argv[1]
+        names = self._names
+        batch = [(argv[0], list(argv[1:]), argv)]  # fastpath's batch triples: (name, args, argv)
+        table = {argv[0]: (spec, None, b"", 0, 0)}  # name -> fastpath's table entry (only the spec is read)
+        while parser.has_input:
+            mark = parser.mark()
+            if mark is None:
+                break
+            try:
+                following = parser.next()
+            except Exception:  # a protocol error: raised again when the connection asks for the next request
+                break
+            if following is None:
+                break
+            if (len(following) < 3 or following[1] != key or not spec.arity_ok(len(following))
+                    or names.get(following[0]) is not spec):
+                parser.rewind(mark)
+                break
+            batch.append((following[0], list(following[1:]), following))
+            table.setdefault(following[0], table[argv[0]])
+        session, sock = self.session, self.sock
+        out: list = []
+        done = 0
+        if session.enter():
+            try:
+                fake = self._fake
+                self._lock.acquire()
+                try:
+                    now = time.time()
+                    for db in fake.dbs.values():
+                        db.time = now
+                    done = fastpath._xadd_run(sock, session, batch, 0, len(batch), out, table)
+                finally:
+                    self._lock.release()
+            finally:
+                session.leave()
+        if not done and len(batch) == 1:
+            return False
+        wire = sock._sf_wire
+        if out:
+            protocol = wire.protocol  # the connection's RESP version: only dispatch-path commands (HELLO, RESET) change it
+            wire.command = batch[done - 1][2]
+            wire.put_all(out, protocol)
+        for _, _, typed in batch[done:]:  # not taken (another thread parked a reader meanwhile): one by one
+            wire.command = typed
+            self.run(typed)
+        return True
+
+    def _direct(self, argv: Any, parser: Any = None) -> bool:
+        """A stream command (or PING) on the direct path if nothing could tell the difference; False: not run."""
+        names = self._names
+        spec = names.get(argv[0])
+        if spec is None:
+            if argv[0] in names or len(names) >= _NAME_CACHE_MAX:
+                return False
+            spec = names[argv[0]] = _lookup(self.server.router, bytes(argv[0]).lower())
+            if spec is None:
+                return False
+        if spec is _PING:
+            if len(argv) > 2 or not self._usable():
+                return False
+            started = time.perf_counter()
+            wire = self.sock._sf_wire
+            wire.put_own(argv[1] if len(argv) == 2 else _PONG, wire.protocol)
+            self.server.stats.called("ping", (time.perf_counter() - started) * 1e6)  # INFO commandstats
+            return True
+        start = 1
+        if spec is _CONTAINER:
+            if len(argv) < 2:
+                return False
+            spec = self.server.router.specs.get(
+                f"{bytes(argv[0]).lower().decode('latin-1')}|{bytes(argv[1]).lower().decode('latin-1')}")
+            if spec is None or spec.handler is None:
+                return False
+            start = 2
+        if not spec.arity_ok(len(argv)) or not self._usable():
+            return False
+        if spec.handler is _XADD and parser is not None and self._xadd_run(argv, spec, parser):
+            return True
+        session, sock = self.session, self.sock
+        if not session.enter():
+            return False
+        server = self.server
         try:
-            self.sock.sendall(data)
-        except SimpleError as exc:
-            return exc.value.encode() if isinstance(exc.value, str) else exc.value
-        return None
+            fake = self._fake
+            lock = self._lock
+            lock.acquire()
+            try:
+                now = time.time()  # = fakeredis's per-command db.time
+                for db in fake.dbs.values():
+                    db.time = now
+                started = time.perf_counter()
+                try:
+                    value = server.execute(session, spec, list(argv[start:]), argv)
+                except ReplyError as exc:
+                    value = ErrorReply(exc.render(server.profile.errors))
+                except SimpleError as exc:
+                    value = ErrorReply(exc.value)
+                fastpath._count(server, spec, started,  # INFO commandstats / errorstats, as the dispatch path
+                                value.value.decode("utf-8", "replace") if type(value) is ErrorReply else None)
+            finally:
+                lock.release()
+        finally:
+            session.leave()
+        if value is BLOCKED:
+            sock.pause()
+            return True
+        wire = sock._sf_wire
+        wire.put_own(value, wire.protocol)
+        return True
+
+    def _usable(self) -> bool:
+        """The direct path's conditions (those of :mod:`.fastpath`: no faults, MULTI, pubsub, CLIENT REPLY state,
+        paused parser, pending cleanup, CLIENT PAUSE; an unrestricted, authenticated ``default`` user)."""
+        sock, session, server, fake = self.sock, self.session, self.server, self._fake
+        if server.faults is not None or not server.fast_path or not fastpath.ENABLED or not session.alive:
+            return False
+        if (session.depth or session.resume_pending or sock._paused or sock._killed or sock._transaction is not None
+                or sock._in_transaction or sock._pubsub or sock._reply_off or sock._reply_skip
+                or sock._reply_skip_next or not fake.connected or fake.closed_sockets):
+            return False
+        if getattr(fake, "pause_until", 0.0) and fake.pause_until > time.time():
+            return False
+        return fastpath._acl_ok(sock, fake)
+
+    # -------------------------------------------------------------------------------- state
+    @property
+    def paused(self) -> bool:
+        """A command of this client is blocked: its later requests wait."""
+        return bool(self.sock._paused)
 
     @property
-    def killed(self) -> bool:
-        return bool(getattr(self.sock, "_killed", False))
+    def resume_pending(self) -> bool:
+        """The blocked command was answered: the loop should :meth:`resume` the client."""
+        return self.sock._sf_resume or self.session.resume_pending
+
+    def resume(self) -> bool:
+        """Unpause after a blocked command's reply; True if the client may run its buffered requests."""
+        sock = self.sock
+        if sock._sf_resume:
+            sock._sf_resume = False
+            sock._paused = False
+        self.session.resume_if_pending()
+        return not sock._paused
+
+    @property
+    def must_authenticate(self) -> bool:
+        """A password is required and this client has not authenticated yet (the parser's smaller limits)."""
+        return not auth.passed(self.sock, self._fake)
+
+    @property
+    def gone(self) -> bool:
+        """Killed (CLIENT KILL) or the server shut down: the connection is to be closed."""
+        sock = self.sock
+        return bool(sock._killed) or sock._server is None or not sock._server.connected
 
     def release(self) -> None:
-        """Close the socket (any thread, not under the server lock, as redis-py does): a command parked in it
-        ends; watches and subscriptions go. Idempotent."""
+        """The connection closed: end a parked command, close the socket (watches, subscriptions and the
+        session go). Idempotent."""
         if self._released:
             return
         self._released = True
-        db = self.sock._db
-        if self.sock._server is not None:
-            self.sock.close()
-        if db is not None:
+        sock = self.sock
+        wait = sock._sf_wait
+        if wait is not None:
             with self._lock:
-                _wake(db)  # a thread parked in the socket's own session re-checks and sees it closed
+                wait.end()
+        if sock._server is not None:
+            sock.close()
+
+
+def _lookup(router: Any, name: bytes) -> Any:
+    """The engine spec of a top-level stream command name (lower case), :data:`_CONTAINER`, :data:`_PING`
+    or None."""
+    if name == b"ping":
+        return _PING
+    text = name.decode("latin-1")
+    if text in router.containers:
+        return _CONTAINER
+    spec = router.specs.get(text)
+    return spec if spec is not None and spec.handler is not None and "|" not in text else None
+
+
+_NAME_TABLES: WeakKeyDictionary[Any, Dict[Any, Any]] = WeakKeyDictionary()
+
+
+def _names_of(router: Any) -> Dict[Any, Any]:
+    """Per router: typed command names → spec (:data:`_CONTAINER`, None for other commands), filled on use."""
+    table = _NAME_TABLES.get(router)
+    if table is None:
+        table = _NAME_TABLES[router] = {}
+    return table
+
+
+# ------------------------------------------------------------------------------- CLIENT LIST / INFO
+@override("client list")
+def _client_list(sock: Any, name: str, base: Callable[[], Any]) -> Any:
+    return functools.partial(client_list, sock), base()[1]
+
+
+@override("client info")
+def _client_info(sock: Any, name: str, base: Callable[[], Any]) -> Any:
+    return functools.partial(client_info, sock), base()[1]
+
+
+def client_info(sock: Any) -> bytes:
+    """CLIENT INFO: this connection's line, with the server's fields (:func:`client_line`)."""
+    return VerbatimText(client_line(sock, time.time()) + b"\n")
+
+
+_CLIENT_TYPES = frozenset((b"normal", b"master", b"replica", b"slave", b"pubsub"))
+
+
+def client_list(sock: Any, *args: bytes) -> bytes:
+    """CLIENT LIST [TYPE normal|master|replica|pubsub | ID id …]: one line per connection of the server, in
+    connection order, each with the server's fields; the server's errors for a bad type, id or syntax."""
+    ids: Optional[set] = None
+    kind: Optional[bytes] = None
+    if len(args) == 2 and bytes(args[0]).lower() == b"type":
+        kind = bytes(args[1]).lower()
+        if kind not in _CLIENT_TYPES:
+            raise SimpleError(f"ERR Unknown client type '{bytes(args[1]).decode('utf-8', 'replace')}'")
+    elif len(args) > 1 and bytes(args[0]).lower() == b"id":
+        ids = set()
+        for raw in args[1:]:
+            text = bytes(raw)
+            if not (text.isdigit() or (text[:1] == b"-" and text[1:].isdigit())):
+                raise SimpleError("ERR Invalid client ID")
+            ids.add(int(text))
+    elif args:
+        raise SimpleError("ERR syntax error")
+    now = time.time()
+    lines = []
+    for other in list(sock._server.sockets):
+        if ids is not None and int(other._client_info.get("id", 0)) not in ids:
+            continue
+        if kind is not None and kind != (b"pubsub" if getattr(other, "_pubsub", 0) else b"normal"):
+            continue
+        lines.append(client_line(other, now) + b"\n")
+    return VerbatimText(b"".join(lines))
+
+
+def _subscriptions(sock: Any, table: Any) -> int:
+    return sum(1 for subscribers in (table or {}).values() if sock in subscribers)
+
+
+def client_line(sock: Any, now: float) -> bytes:
+    """One ``CLIENT LIST`` line as the profile's server writes it: ``id addr laddr fd name age idle flags db sub
+    psub ssub multi qbuf qbuf-free argv-mem multi-mem rbs rbp obl oll omem tot-mem events cmd user redir resp``
+    (``watch`` from 7.4; ``lib-name lib-ver`` from 7.2; on Valkey also ``capa``, ``watch`` and
+    ``tot-net-in tot-net-out tot-cmds``). Addresses, fd, age, idle, flags, db, subscriptions, MULTI,
+    the last command, user and protocol are this connection's; the memory fields are this fake's estimates.
+    In-process connections (no socket) show fakeredis's addresses and ``fd=-1``."""
+    info = sock._client_info
+    wire = getattr(sock, "_sf_wire", None)
+    server = sock._server
+    flags = ""
+    if getattr(sock, "_pubsub", 0):
+        flags += "P"
+    transaction = getattr(sock, "_transaction", None)
+    if transaction is None and getattr(sock, "_in_transaction", False):  # EXEC running: still MULTI, its count
+        transaction = wire.shaper.queued if wire is not None else []
+    if transaction is not None:
+        flags += "x"
+    if getattr(sock, "_blocked", False):
+        flags += "b"
+    if transaction is not None and getattr(sock, "_watch_notified", False):
+        flags += "d"
+    if wire is not None and wire.close_after_reply:
+        flags += "c"
+    if wire is not None and wire.unix:
+        flags += "U"
+    if getattr(sock, "_no_evict", False):
+        flags += "e"
+    profile = sock._sf_session.server.profile if getattr(sock, "_sf_session", None) is not None else None
+    valkey = profile is not None and profile.server == "valkey"
+    version = profile.version_tuple if profile is not None else (7, 0)
+    newer = valkey or version >= (7, 2)  # lib-name / lib-ver, the T flag
+    watch_field = valkey or version >= (7, 4)
+    if newer and getattr(sock, "_no_touch", False):
+        flags += "T"
+    created = float(info.get("-created", now))
+    if wire is not None:
+        age, idle = int(time.monotonic() - wire.created), int(time.monotonic() - wire.last_active)
+        addr, laddr, fd = wire.peer, wire.local, wire.fd
+        command = wire.command
+        qbuf = wire.parser.buffered
+        events = "rw" if wire.writing else "r"
+    else:
+        age = idle = max(0, int(now - created))
+        addr, laddr, fd = info.get("addr", "127.0.0.1:0"), info.get("laddr", "127.0.0.1:0"), -1
+        command, qbuf, events = getattr(sock, "_sf_fields", None) or [], 0, "r"
+    if command:
+        cmd = bytes(command[0]).lower().decode("utf-8", "replace")
+        if len(command) > 1 and cmd in _CONTAINER_COMMANDS:
+            cmd += "|" + bytes(command[1]).lower().decode("utf-8", "replace")
+    else:
+        cmd = "NULL"
+    fields = [
+        ("id", info.get("id", 0)), ("addr", addr), ("laddr", laddr), ("fd", fd), ("name", info.get("name", "")),
+        ("age", age), ("idle", idle), ("flags", flags or "N"), *([("capa", "")] if valkey else []),
+        ("db", getattr(sock, "_db_num", 0)),
+        ("sub", _subscriptions(sock, getattr(server, "subscribers", None))),
+        ("psub", _subscriptions(sock, getattr(server, "psubscribers", None))),
+        ("ssub", _subscriptions(sock, getattr(server, "ssubscribers", None))),
+        ("multi", len(transaction) if transaction is not None else 0 if valkey and getattr(sock, "_watches", None)
+         else -1),  # Valkey keeps its WATCH state in the MULTI state: 0 once a key is watched
+        *([("watch", len(getattr(sock, "_watches", ())))] if watch_field else []), ("qbuf", qbuf),
+        ("qbuf-free", max(0, 20474 - qbuf) if qbuf < 20474 else 0),
+        ("argv-mem", sum(len(a) for a in command) if command else 0), ("multi-mem", 0), ("rbs", 16384),
+        ("rbp", 16384), ("obl", 0), ("oll", 0), ("omem", 0), ("tot-mem", 37658 + qbuf), ("events", events),
+        ("cmd", cmd), ("user", info.get("user", "default")), ("redir", -1), ("resp", info.get("resp", 2)),
+    ]
+    if newer:
+        fields += [("lib-name", info.get("lib-name", "")), ("lib-ver", info.get("lib-ver", ""))]
+    if valkey:
+        net = (wire.bytes_in, wire.bytes_out, wire.commands) if wire is not None else (0, 0, 0)
+        fields += [("tot-net-in", net[0]), ("tot-net-out", net[1]), ("tot-cmds", net[2])]
+    return " ".join(f"{k}={v}" for k, v in fields).encode("utf-8", "replace")
+
+
+#: commands whose ``cmd`` field names the subcommand too (``client|info``)
+_CONTAINER_COMMANDS = frozenset(
+    "acl client cluster command config debug function latency memory module object pubsub script slowlog "
+    "xgroup xinfo".split()
+)

@@ -217,9 +217,10 @@ class Duo:
     async def wait_blocked_async(self, side: Side, n: int = 1) -> None:
         """:meth:`wait_blocked` from a coroutine, then one yield so the reading task reaches its read.
 
-        The fake parks a command while the client is still inside its send (a real server does so
-        later); Python 3.11's ``asyncio.wait_for`` (redis-py's send under socket_timeout) swallows a
-        cancel that lands just as the send completes, so let the task step past it first.
+        A real server can report the client blocked before the client's task has resumed from
+        redis-py's send; Python < 3.12's ``asyncio.wait_for`` (that send under socket_timeout) swallows
+        a cancel that lands then, so let the task step past it first. (The fake needs no such yield:
+        its connection sends without wait_for; test_cancellation.py cancels it at once.)
         """
         await asyncio.to_thread(self.wait_blocked, side, n)
         await asyncio.sleep(0)

@@ -195,7 +195,7 @@ def test_no_timer_thread_while_a_manual_clock_client_waits_without_safety_net(ma
         server.close()
 
 
-def test_system_clock_deadline_uses_one_timer_thread_that_ends_with_the_wait(make_client):
+def test_system_clock_deadline_arms_the_timer_until_the_wait_ends(make_client):
     server = FakeStreamsServer(block_safety_s=None)
     try:
         reader = make_client(srv=server)
@@ -203,9 +203,9 @@ def test_system_clock_deadline_uses_one_timer_thread_that_ends_with_the_wait(mak
         assert reader.xread({"s": "$"}, block=150) == []  # real-time: a SystemClock BLOCK 150
         assert 0.1 < time.monotonic() - start < 2
         bound = time.monotonic() + WAIT_S
-        while server.blocking._timer._thread is not None:  # ends right after its last due item
+        while server.blocking._timer.armed_at() is not None:  # disarmed right after its last due item
             assert time.monotonic() < bound
-            time.sleep(0.005)  # real-time: the timer thread exits on its own, bounded above
+            time.sleep(0.005)  # real-time: the timer fires on the timer thread, bounded above
     finally:
         server.close()
 

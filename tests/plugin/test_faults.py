@@ -172,3 +172,40 @@ def test_describe_lists_armed_and_fired():
     assert faults.on_command(7, [b"XADD", b"s"]) is None
     assert faults.describe() == "- armed: XACK x1 -> 'ERR x'\n- fired: xack s g 1-1 (client 7) -> ERR x"
     assert repr(faults) == "Faults(armed=1, fired=1)"
+
+
+def test_unarmed_faults_keep_the_direct_path(fake_redis_streams, monkeypatch):
+    """The fixture installs a Faults on every server; while no rule is armed it is ``idle`` and stream commands
+    take the direct path (issue 13); an armed rule sends them through the dispatch path, where it fires."""
+    from fake_streams._fakeredis import fastpath
+
+    if not fastpath.ENABLED:
+        pytest.skip("the direct path is switched off (FAKE_STREAMS_FAST_PATH=0)")
+    direct = []
+    answer = fastpath._answer
+
+    def counting(sock, session, prepared, fast):
+        direct.append(bytes(prepared[2][0]))
+        return answer(sock, session, prepared, fast)
+
+    monkeypatch.setattr(fastpath, "_answer", counting)
+    r = fake_redis_streams.client
+    faults = fake_redis_streams.faults
+    assert isinstance(fake_redis_streams.server.faults, Faults) and faults.idle
+    assert r.xlen("s") == 0 and direct == [b"XLEN"]
+    faults.fail_next("XLEN", times=2, error="ERR injected")
+    assert not faults.idle
+    for _ in range(2):
+        with pytest.raises(redis.ResponseError, match="^injected$"):
+            r.xlen("s")
+    assert direct == [b"XLEN"] and faults.idle  # both fired on the dispatch path; spent, the rule is idle
+    assert r.xlen("s") == 0 and direct == [b"XLEN", b"XLEN"]
+    faults.drop(r)
+    assert not faults.idle
+    with pytest.raises(redis.ConnectionError):
+        no_retry_client = redis.Redis(connection_pool=r.connection_pool, retry=Retry(NoBackoff(), 0))
+        no_retry_client.xlen("s")
+    assert faults.idle and [f.outcome for f in faults.fired][-1] == "connection dropped"
+    faults.fail_next("XLEN", error="ERR later")
+    faults.clear()
+    assert faults.idle and r.xlen("s") == 0 and direct[-1] == b"XLEN"

@@ -90,6 +90,7 @@ def served(server):
     handle = serve(server)
     yield handle
     handle.close()
+    assert not handle.errors, "exceptions in the TCP server:\n" + "\n".join(handle.errors)
 
 
 @pytest.fixture

@@ -130,3 +130,37 @@ def test_serve_reports_a_busy_port(served, capsys):
     assert main(["serve", "--port", str(served.port)]) == 1
     out, err = capsys.readouterr()
     assert out == "" and f"cannot listen on 127.0.0.1:{served.port}" in err
+
+
+def test_serve_requirepass_and_unixsocket(tmp_path, raw):
+    """``serve --requirepass`` sets CONFIG requirepass: AUTH is checked, and until it succeeds the parser's
+    unauthenticated limits apply (more than 10 arguments is a protocol error); ``--unixsocket`` listens there."""
+    path = str(tmp_path / "fake.sock")
+    proc = module_process("serve", "--port", "0", "--requirepass", "s3cret", "--unixsocket", path)
+    try:
+        url = proc.stdout.readline().strip()
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        c = raw(port)
+        assert c.call("PING") == b"-NOAUTH Authentication required.\r\n"
+        assert c.call("XADD", "s", "*", "f", "v") == b"-NOAUTH Authentication required.\r\n"
+        assert c.call("AUTH", "wrong").startswith(b"-WRONGPASS")
+        c.send(*["ECHO"] + ["x"] * 10)
+        assert c.read() == b"-ERR Protocol error: unauthenticated multibulk length\r\n"
+        assert c.closed_by_peer()
+        c = raw(port)
+        assert c.call("AUTH", "s3cret") == b"+OK\r\n"
+        assert c.call("DEL", *[f"k{i}" for i in range(20)]) == b":0\r\n"
+        assert c.call("XADD", "s", "1-0", "f", "v") == b"$3\r\n1-0\r\n"
+        assert c.call("PING") == b"+PONG\r\n"
+        unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        unix.settimeout(WAIT_S)
+        unix.connect(path)
+        unix.sendall(b"AUTH s3cret\r\nCLIENT INFO\r\n")
+        data = b""
+        while data.count(b"\n") < 3:
+            data += unix.recv(4096)
+        assert data.startswith(b"+OK\r\n$") and b" flags=U " in data and f"addr={path}:0".encode() in data
+        unix.close()
+    finally:
+        proc.terminate()
+        proc.wait(WAIT_S)

@@ -135,10 +135,14 @@ def test_pubsub_resp2(served, raw, make_client):
     assert c.read() == b"*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n"
 
 
-def test_unparseable_request_gets_an_error_and_the_connection_is_closed(served, raw):
+def test_inline_and_malformed_requests(served, raw):
+    """Inline commands work (redis-cli, PING_INLINE); a malformed request gets the protocol error and a close
+    (every case against a real server: test_protocol.py)."""
     c = raw(served.port)
-    c.sock.sendall(b"PING\r\n")  # inline commands are not supported (fakeredis parses RESP arrays only)
-    assert c.read().startswith(b"-ERR ")
+    c.sock.sendall(b"PING\r\n")
+    assert c.read() == b"+PONG\r\n"
+    c.sock.sendall(b"*1\r\n$-5\r\n")
+    assert c.read() == b"-ERR Protocol error: invalid bulk length\r\n"
     assert c.closed_by_peer()
     assert raw(served.port).call("PING") == b"+PONG\r\n"
 

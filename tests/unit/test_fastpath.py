@@ -45,9 +45,9 @@ def direct_calls(monkeypatch):
         calls.append(bytes(prepared[2][0]))
         return answer(sock, session, prepared, fast)
 
-    def counting_xadd_run(sock, session, batch, i, n, fast):
-        end = xadd_run(sock, session, batch, i, n, fast)
-        calls.extend(bytes(prepared[2][0]) for prepared, _ in batch[i:end])
+    def counting_xadd_run(sock, session, batch, i, n, fast, table):
+        end = xadd_run(sock, session, batch, i, n, fast, table)
+        calls.extend(bytes(table[name][2]) for name, _, _ in batch[i:end])
         return end
 
     monkeypatch.setattr(fastpath, "_answer", counting_answer)

@@ -1,0 +1,183 @@
+"""Per-test cost of the pytest fixture, the plugin's start-up cost, and what ended tests leave alive.
+
+    python benchmarks/pertest.py [--tests 300] [--repeat 5] [--out benchmarks/results-pertest.md]
+
+* **per-test cost**: one pytest session (a subprocess) runs ``--tests`` rounds of three tests, interleaved: an
+  empty test, a test on a plain fakeredis fixture (``r = fakeredis.FakeRedis(); yield r; r.close()``) and a
+  test on ``fake_redis_streams.client``; the last two do ``XADD`` + ``XLEN`` on their fresh server. A
+  ``conftest.py`` hook measures the CPU time of each test's whole protocol (set-up, call, tear-down:
+  ``time.process_time``); the report gives the median per kind and the overhead above the empty test.
+  (Interleaving in one process makes the kinds share the machine's state; CPU time is what other processes
+  on a shared machine inflate least.)
+* **plugin start**: a one-test suite that never asks for the fixture, with the plugin loaded and with
+  ``-p no:fake_redis_streams`` (``--repeat`` runs of each, interleaved, the fastest CPU time of each: on a
+  shared machine interference only adds); the difference is what installing the package costs every pytest
+  run (and every xdist worker). ``python -X importtime`` of the plugin module is reported beside it (fastest
+  of ``--repeat`` fresh processes).
+* **alive after gc**: after the per-test session's rounds, its last test counts the ``FakeStreamsServer``
+  objects still alive after ``gc.collect()``, and the process's peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+from typing import Dict, List, Tuple
+
+import report  # benchmarks/ is the folder of the script, first on sys.path
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+CONFTEST = """
+import time
+from collections import defaultdict
+
+import pytest
+
+TIMES = defaultdict(list)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    start = time.process_time()
+    yield
+    spec = getattr(item, "callspec", None)
+    if spec is not None and "kind" in spec.params:
+        TIMES[spec.params["kind"]].append(time.process_time() - start)
+
+
+def pytest_sessionfinish(session):
+    for kind, values in sorted(TIMES.items()):
+        values = sorted(values)
+        print(f"KIND {kind} {values[len(values) // 2] * 1e3:.4f} {len(values)}")
+"""
+
+PER_TEST = """
+import gc, resource
+
+import fakeredis
+import pytest
+
+
+@pytest.fixture
+def plain_fakeredis():
+    client = fakeredis.FakeRedis()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def nothing():
+    yield None
+
+
+FIXTURE = {{"empty": "nothing", "fakeredis": "plain_fakeredis", "fixture": "fake_redis_streams"}}
+
+
+@pytest.mark.parametrize("i,kind", [(i, kind) for i in range({n}) for kind in ("empty", "fakeredis", "fixture")])
+def test_one(request, i, kind):
+    value = request.getfixturevalue(FIXTURE[kind])
+    if kind != "empty":
+        r = value if kind == "fakeredis" else value.client
+        r.xadd("s", {{"f": "v"}})
+        assert r.xlen("s") == 1
+
+
+def test_zz_alive():
+    from fake_streams.server import FakeStreamsServer
+    gc.collect()
+    alive = sum(1 for o in gc.get_objects() if isinstance(o, FakeStreamsServer))
+    print(f"ALIVE={{alive}} RSS_KB={{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}")
+"""
+
+PLAIN = """
+def test_plain():
+    assert True
+"""
+
+
+def write_suite(into: str, name: str, files: Dict[str, str]) -> str:
+    folder = os.path.join(into, name)
+    os.makedirs(folder, exist_ok=True)
+    for filename, text in files.items():
+        with open(os.path.join(folder, filename), "w") as fh:
+            fh.write(textwrap.dedent(text))
+    return folder
+
+
+def run_suite(folder: str, *args: str) -> Tuple[float, str]:
+    """CPU seconds (user + system) of one pytest subprocess run in ``folder``, and its output."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *args],
+                          cwd=folder, env=env, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"suite in {folder} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), proc.stdout
+
+
+def import_ms() -> float:
+    """Self + children import time of ``pytest_plugin`` (``-X importtime``), pytest already imported."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", "import pytest, dataclasses; import pytest_plugin"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    for line in proc.stderr.splitlines():
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) == 3 and parts[2] == "pytest_plugin":
+            return int(parts[1]) / 1000
+    return float("nan")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tests", type=int, default=300, help="rounds of (empty, fakeredis, fixture) tests")
+    ap.add_argument("--repeat", type=int, default=5, help="runs of the plugin-start suites and of -X importtime")
+    ap.add_argument("--out", help="markdown file to write (default: print only)")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        per_test = write_suite(tmp, "per_test", {"conftest.py": CONFTEST, "test_per_test.py": PER_TEST.format(n=args.tests),
+                                                 "pytest.ini": "[pytest]\n"})
+        plain = write_suite(tmp, "plain", {"test_plain.py": PLAIN, "pytest.ini": "[pytest]\n"})
+        _, out = run_suite(per_test)
+        starts: Dict[str, List[float]] = {"loaded": [], "not loaded": []}
+        for _ in range(args.repeat):
+            starts["loaded"].append(run_suite(plain)[0])
+            starts["not loaded"].append(run_suite(plain, "-p", "no:fake_redis_streams")[0])
+    kinds = {m.group(1): float(m.group(2)) for m in re.finditer(r"KIND (\w+) ([\d.]+) \d+", out)}
+    alive = re.search(r"ALIVE=(\d+) RSS_KB=(\d+)", out)
+    fixture_ms, fakeredis_ms = kinds["fixture"] - kinds["empty"], kinds["fakeredis"] - kinds["empty"]
+    start_ms = (min(starts["loaded"]) - min(starts["not loaded"])) * 1000
+    imports = [import_ms() for _ in range(args.repeat)]
+    lines = [
+        f"One pytest session of {args.tests} interleaved rounds (empty test, fakeredis fixture, fake_redis_streams), "
+        "median CPU time per test (set-up + call + tear-down); shared 2-CPU machine",
+        "",
+        "| test | median CPU ms | above the empty test |",
+        "|---|---:|---:|",
+        f"| empty | {kinds['empty']:.3f} | — |",
+        f"| plain fakeredis fixture, XADD + XLEN | {kinds['fakeredis']:.3f} | {fakeredis_ms:.3f} ms |",
+        f"| `fake_redis_streams.client`, XADD + XLEN | {kinds['fixture']:.3f} | {fixture_ms:.3f} ms |",
+        "",
+        f"* per-test overhead: fixture ÷ fakeredis fixture = {fixture_ms / fakeredis_ms:.2f}×",
+        f"* plugin start (a one-test suite, fastest of {args.repeat} CPU times, plugin loaded − `-p no:fake_redis_streams`): "
+        f"{start_ms:.1f} ms (loaded: {', '.join(f'{x:.3f}' for x in starts['loaded'])} s; not loaded: "
+        f"{', '.join(f'{x:.3f}' for x in starts['not loaded'])} s); `-X importtime` of pytest_plugin, fastest of "
+        f"{args.repeat}: {min(imports):.1f} ms (median {statistics.median(imports):.1f} ms)",
+        f"* after {3 * args.tests} tests, gc.collect(): {alive.group(1) if alive else '?'} FakeStreamsServer alive "
+        f"(peak RSS {int(alive.group(2)) // 1024 if alive else '?'} MB)",
+    ]
+    report.emit("\n".join(lines), args.out, "Per-test cost, plugin start, leaks (`python benchmarks/pertest.py`)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
