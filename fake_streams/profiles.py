@@ -35,6 +35,7 @@ FEATURES: Mapping[str, str] = MappingProxyType(
         "noauth_before_command_checks": "an unauthenticated client gets NOAUTH before unknown-command / arity errors (V9.1)",
         "no_multi_names_the_command": "a command refused inside MULTI is named: \"ERR Command 'watch' not allowed inside a transaction\" (V9.1)",
         "lua_module_listed": "HELLO 'modules' and INFO Modules list the built-in lua scripting engine module (V9.1)",
+        "valkey_9_script_texts": "the scripting engine's texts of Valkey 9: error suffix without the sha, 'This Valkey command', 'SCRIPT KILL.' / 'FUNCTION KILL.', 'Could not find scripting engine', function registration errors unframed (V9.1)",
     }
 )
 
@@ -43,6 +44,7 @@ _ALL = frozenset(FEATURES)
 _VALKEY_9 = frozenset({
     "reestimating_read_counter", "xread_plus_empty_stream_reads_nothing", "unshared_small_integers",
     "embstr_holds_the_key", "noauth_before_command_checks", "no_multi_names_the_command", "lua_module_listed",
+    "valkey_9_script_texts",
 })
 _BEFORE_9 = _ALL - _VALKEY_9
 
