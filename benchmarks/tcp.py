@@ -5,7 +5,9 @@ alternating fake / real for ``--rounds`` rounds, measures:
 
 * ``redis-benchmark -c 50`` requests/s: PING_INLINE, PING_MBULK, ``XADD s * f v``, and ``XADD … -P 16``;
 * the server process's CPU time per request during each redis-benchmark run (from ``/proc/PID/stat``):
-  on a shared, loaded machine requests/s swing with the load, the CPU a request costs much less;
+  on a shared, loaded machine requests/s swing with the load, the CPU a request costs much less; and
+  its kernel part (system time: the ``recv``/``send``/``epoll_wait`` the request costs, the same
+  syscalls for both servers), so that what is left is the server's own (user) time;
 * the time of one XADD with a 16 MiB and a 64 MiB value (send to reply, one connection).
 
 Prints a Markdown table (median per cell, every sample, the fake/real ratio) and the load average before
@@ -63,24 +65,27 @@ def _start() -> Tuple[subprocess.Popen, int, subprocess.Popen, int]:
     return fake, fake_port, real, real_port
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (Linux ``/proc``; 0.0 elsewhere)."""
+def _cpu_seconds(pid: int) -> Tuple[float, float]:
+    """(user, system) CPU seconds of process ``pid`` (Linux ``/proc``; zeros elsewhere)."""
     try:
         with open(f"/proc/{pid}/stat") as handle:
             fields = handle.read().rsplit(")", 1)[1].split()
     except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return 0.0, 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
-def _benchmark(pid: int, port: int, args: List[str], requests: int) -> Tuple[float, float]:
-    """(requests/s, server CPU µs per request) of one bounded redis-benchmark run."""
-    cpu = _cpu_seconds(pid)
+def _benchmark(pid: int, port: int, args: List[str], requests: int) -> Tuple[float, float, float]:
+    """(requests/s, server CPU µs per request, of which system) of one bounded redis-benchmark run."""
+    user, system = _cpu_seconds(pid)
     out = subprocess.run(["redis-benchmark", "-p", str(port), "-c", "50", "-n", str(requests), "-q", *args],
                          capture_output=True, text=True, timeout=300).stdout
-    cpu = _cpu_seconds(pid) - cpu
+    user_after, system_after = _cpu_seconds(pid)
     found = re.findall(r"([\d.]+) requests per second", out.replace("\r", "\n"))
-    return (float(found[-1]) if found else 0.0), cpu / requests * 1e6
+    per_request = 1e6 / requests
+    return ((float(found[-1]) if found else 0.0), (user_after - user + system_after - system) * per_request,
+            (system_after - system) * per_request)
 
 
 def _command(port: int, inline: bytes) -> int:
@@ -123,9 +128,10 @@ def main() -> int:
         for _ in range(args.rounds):
             for side, port, pid in (("fake", fake_port, fake.pid), ("real", real_port, real.pid)):
                 for name, bench_args, scale in WORKLOADS:
-                    rate, cpu_us = _benchmark(pid, port, bench_args, args.n * scale)
+                    rate, cpu_us, system_us = _benchmark(pid, port, bench_args, args.n * scale)
                     samples.setdefault((name, side), []).append(rate)
                     samples.setdefault((f"{name}: server CPU µs/request", side), []).append(cpu_us)
+                    samples.setdefault((f"{name}: of which system", side), []).append(system_us)
                 for size in (16, 64):
                     samples.setdefault((f"XADD {size} MiB (s)", side), []).append(_big_xadd(port, size << 20))
         lengths = {side: (_command(port, b"XLEN s"), _command(port, b"XLEN p"))
@@ -140,13 +146,15 @@ def main() -> int:
              f"{args.rounds} rounds, fake and real alternating", "",
              "| workload | fake (median) | real (median) | fake / real | fake samples | real samples |",
              "|---|---|---|---|---|---|"]
-    names = [name for name, _, _ in WORKLOADS] + [f"{name}: server CPU µs/request" for name, _, _ in WORKLOADS]
+    names = [name for name, _, _ in WORKLOADS]
+    for name, _, _ in WORKLOADS:
+        names += [f"{name}: server CPU µs/request", f"{name}: of which system"]
     names += ["XADD 16 MiB (s)", "XADD 64 MiB (s)"]
     for name in names:
         fake_s, real_s = samples[(name, "fake")], samples[(name, "real")]
         f, r = statistics.median(fake_s), statistics.median(real_s)
         ratio = f / r if r else float("nan")
-        fmt = "{:.3f}" if "MiB" in name else "{:.1f}" if "CPU" in name else "{:.0f}"
+        fmt = "{:.3f}" if "MiB" in name else "{:.1f}" if "CPU" in name or "system" in name else "{:.0f}"
         lines.append(f"| {name} | {fmt.format(f)} | {fmt.format(r)} | {ratio:.2f} | "
                      f"{', '.join(fmt.format(x) for x in fake_s)} | {', '.join(fmt.format(x) for x in real_s)} |")
     expected = (args.rounds * args.n, args.rounds * args.n * 4)

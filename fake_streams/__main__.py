@@ -14,11 +14,13 @@ first stdout line is the URL (``redis://127.0.0.1:PORT/0``), so a parent process
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import os
 import signal
 import sys
 import threading
-from typing import List, Optional
+from typing import Iterator, List, Optional
 
 from .profiles import PROFILES
 
@@ -56,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--unixsocket", default=None, metavar="PATH", help="also listen on this Unix socket")
     serve.add_argument("--requirepass", default=None, metavar="PASSWORD",
                        help="CONFIG SET requirepass PASSWORD at start: clients must AUTH")
+    serve.add_argument("--cluster", type=int, default=None, metavar="N",
+                       help="serve a Redis Cluster of N masters on --port, --port + 1 … (0: free ports), one URL per "
+                       "line on stdout (the first node's first)")
 
     demo = commands.add_parser(
         "demo",
@@ -83,6 +88,30 @@ def _raise_open_files_limit(maxclients: int) -> None:
             pass
 
 
+def _tune_gc() -> None:
+    """The serving process's collector: what startup made (modules, the server) moves out of the collected
+    generations (``gc.freeze``), and a collection of the youngest generation waits for 20,000 new container
+    objects instead of 700. Stream entries are long-lived and acyclic; with the defaults their allocation
+    alone triggers a young collection every few XADDs and re-traverses the whole startup heap in every full
+    one (about a tenth of a pipelined XADD's CPU). Cyclic garbage is still collected, in larger steps. Only
+    in ``serve``, a process of its own: a test process's collector (in-process or the served fixture) is
+    left as it is."""
+    gc.freeze()
+    gc.set_threshold(20000, 20, 10)
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[threading.Event]:
+    """An event SIGINT / SIGTERM set while the block runs (the previous handlers are put back after it)."""
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def _serve(host: str, port: int, version: str, clock_name: str, start_ms: Optional[int], maxclients: int = 10000,
            unixsocket: Optional[str] = None, requirepass: Optional[str] = None) -> int:
     from .clock import ManualClock, SystemClock
@@ -94,32 +123,61 @@ def _serve(host: str, port: int, version: str, clock_name: str, start_ms: Option
     server = FakeStreamsServer(version=version, clock=clock)
     if requirepass:
         server.client().config_set("requirepass", requirepass)
-    stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
-    server.shutdown_hooks.append(stop.set)  # SHUTDOWN from a client ends the process too
     try:
-        try:
-            tcp = serve(server, host, port, maxclients=maxclients, unixsocket=unixsocket)
-        except OSError as exc:
-            print(f"fake-redis-streams: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
-            return 1
-        print(tcp.url, flush=True)
-        profile = server.profile
-        print(f"fake-redis-streams: {profile.server} {profile.hello_version} (profile {profile.name}, "
-              f"{clock_name} clock) on {tcp.url}; stop with Ctrl-C or SIGTERM", file=sys.stderr, flush=True)
-        stop.wait()
-        server.stop_scripts()  # a looping Lua script would hold the server lock the close needs
-        tcp.close()
-        return 0
+        with _stop_on_signals() as stop:
+            server.shutdown_hooks.append(stop.set)  # SHUTDOWN from a client ends the process too
+            try:
+                tcp = serve(server, host, port, maxclients=maxclients, unixsocket=unixsocket)
+            except OSError as exc:
+                print(f"fake-redis-streams: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+                return 1
+            print(tcp.url, flush=True)
+            profile = server.profile
+            print(f"fake-redis-streams: {profile.server} {profile.hello_version} (profile {profile.name}, "
+                  f"{clock_name} clock) on {tcp.url}; stop with Ctrl-C or SIGTERM", file=sys.stderr, flush=True)
+            stop.wait()
+            server.stop_scripts()  # a looping Lua script would hold the server lock the close needs
+            tcp.close()
+            return 0
     finally:
         server.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+
+
+def _serve_cluster(host: str, port: int, nodes: int, version: str, clock_name: str, start_ms: Optional[int],
+                   maxclients: int) -> int:
+    """``serve --cluster N`` (:func:`fake_streams.topology.serving.serve_cluster`)."""
+    from .clock import ManualClock, SystemClock
+    from .topology.serving import serve_cluster
+
+    if nodes < 1:
+        print(f"fake-redis-streams: --cluster needs 1 or more nodes, not {nodes}", file=sys.stderr)
+        return 2
+    _raise_open_files_limit(maxclients * nodes)
+    clock = ManualClock(start_ms) if clock_name == "manual" else SystemClock()
+    with _stop_on_signals() as stop:
+        try:
+            served = serve_cluster(nodes, host, port, version=version, clock=clock, maxclients=maxclients)
+        except OSError as exc:
+            print(f"fake-redis-streams: cannot listen on {host}:{port}…: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        for node in served.cluster.nodes:  # SHUTDOWN on any node ends the process too
+            node.server.shutdown_hooks.append(stop.set)
+        print("\n".join(served.urls), flush=True)
+        print(f"fake-redis-streams: a cluster of {nodes} masters (profile {version}, {clock_name} clock) on "
+              f"{', '.join(served.urls)}; stop with Ctrl-C or SIGTERM", file=sys.stderr, flush=True)
+        stop.wait()
+        for node in served.cluster.nodes:
+            node.server.stop_scripts()  # a looping Lua script would hold the server lock the close needs
+        served.close()
+        return 0
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Entry point of ``python -m fake_streams`` and of the ``fake-redis-streams`` script."""
     args = _parser().parse_args(argv)
+    if args.command == "serve" and args.cluster is not None:
+        return _serve_cluster(args.host, args.port, args.cluster, args.version, args.clock, args.start_ms,
+                              args.maxclients)
     if args.command == "serve":
         return _serve(args.host, args.port, args.version, args.clock, args.start_ms, args.maxclients, args.unixsocket,
                       args.requirepass)

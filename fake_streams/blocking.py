@@ -47,7 +47,7 @@ import time
 import traceback
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Deque, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Deque, Dict, List, Optional, Set, Tuple
 
 import redis.exceptions
 
@@ -385,6 +385,17 @@ class BlockingRegistry:
                 waiter.session.deliver(ReplyError("UNBLOCKED_BY_CLIENT") if error else None)
                 return True
         return False
+
+    def release_where(self, answer: Callable[[Waiter], Any]) -> int:
+        """Release every blocked client for which ``answer(waiter)`` is not None, with that reply (lock held; a cluster
+        node whose slot moved answers MOVED, :mod:`fake_streams._fakeredis.cluster`). Returns how many. O(waiters)."""
+        released = 0
+        for waiter in list(self._waiters.values()):
+            reply = answer(waiter)
+            if reply is not None and self._remove(waiter):
+                waiter.session.deliver(reply)
+                released += 1
+        return released
 
     def hang_up(self, session: Any) -> bool:
         """``session``'s connection is killed (CLIENT KILL; lock held): forget its parked read, if it has one

@@ -84,6 +84,10 @@ ERRORS: Dict[str, str] = {
     "BLOCKED_NOGROUP_R70": "NOGROUP the consumer group this client was blocked on no longer exists",
     "BLOCKED_KEY_GONE_R70": "UNBLOCKED the stream key no longer exists",
     "UNBLOCKED_BY_CLIENT": "UNBLOCKED client unblocked via CLIENT UNBLOCK",
+    # a cluster node's blocked reader whose slot moved or whose cluster went down (clusterRedirectBlockedClientIfNeeded)
+    "CLUSTER_MOVED": "MOVED {slot} {address}",
+    "CLUSTER_DOWN": "CLUSTERDOWN The cluster is down",
+    "CLUSTER_UNBOUND": "CLUSTERDOWN Hash slot not served",
     # transport (fake_streams._fakeredis): command lookup (server.c processCommand / script.c scriptVerifyCommandArity)
     "UNKNOWN_COMMAND": "ERR unknown command '{command}', with args beginning with: {args}",
     "SCRIPT_UNKNOWN_COMMAND": "ERR Unknown Redis command called from script",

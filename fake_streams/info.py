@@ -446,6 +446,12 @@ class InfoRenderer:
         self.run_id = secrets.token_hex(20)
         self.replid = secrets.token_hex(20)
         self.peak = 0
+        #: a cluster node's INFO: ``redis_mode:cluster``, ``cluster_enabled:1`` (set by the server)
+        self.cluster_enabled = False
+
+    @property
+    def mode(self) -> str:
+        return "cluster" if self.cluster_enabled else "standalone"
 
     # The render methods return the section's (name, value) pairs; names come from FIELDS, values from here.
     def render(self, args: Sequence[bytes], stats: ServerStats, snap: Snapshot, now_ms: int) -> bytes:
@@ -471,7 +477,7 @@ class InfoRenderer:
             "redis_version": p.redis_version, "server_name": p.server, "valkey_version": p.valkey_version,
             "redis_git_sha1": "00000000", "redis_git_dirty": 0,
             "redis_build_id": f"{abs(hash(p.name)) & 0xFFFFFFFFFFFFFFF:015x}",
-            "redis_mode": "standalone", "server_mode": "standalone",
+            "redis_mode": self.mode, "server_mode": self.mode,
             "os": f"{system} {platform.release()} {platform.machine()}",
             "arch_bits": 64 if sys.maxsize > 2 ** 32 else 32,
             "monotonic_clock": "POSIX clock_gettime",
@@ -608,7 +614,7 @@ class InfoRenderer:
                 "engine_0": f"name=LUA,module=lua,abi_version=4,used_memory={used},memory_overhead={LUA_ENGINE_OVERHEAD}"}
 
     def _val_cluster(self, stats: ServerStats, snap: Snapshot, now_ms: int) -> Dict[str, Any]:
-        return {"cluster_enabled": 0}
+        return {"cluster_enabled": int(self.cluster_enabled)}
 
     def _val_debug(self, stats: ServerStats, snap: Snapshot, now_ms: int) -> Dict[str, Any]:
         return {name: 0 for name in field_names(self.profile.name, "debug")}

@@ -225,15 +225,27 @@ class _NetworkOf:
         return self._ref()  # type: ignore[no-any-return]
 
 
-def _descriptor(stock: Tuple[type, ...], pick: Callable[[Any, type], type], hosts: _HostFilter) -> property:
+def _descriptor(stock: Tuple[type, ...], pick: Callable[[Any, type], type], hosts: _HostFilter,
+                slot: Any = None) -> property:
+    """``slot``: the ``__slots__`` member the value lives in (redis.asyncio.cluster.ClusterNode), else ``__dict__``."""
+
     def get(pool: Any) -> Any:
-        cls = pool.__dict__.get("connection_class")
+        if slot is None:
+            cls = pool.__dict__.get("connection_class")
+        else:
+            try:
+                cls = slot.__get__(pool, type(pool))
+            except AttributeError:
+                cls = None
         if cls in stock and not (hosts and hosts.passes(_kwargs_of(pool))):
             return pick(pool, cls)
         return cls
 
     def set_(pool: Any, value: Any) -> None:
-        pool.__dict__["connection_class"] = value
+        if slot is None:
+            pool.__dict__["connection_class"] = value
+        else:
+            slot.__set__(pool, value)
 
     return property(get, set_, doc="patched by fake_streams.patching: stock connection classes are faked")
 
@@ -243,6 +255,8 @@ def _kwargs_of(pool: Any) -> Dict[str, Any]:
 
 
 def _connections_of(pool: Any) -> List[Any]:
+    if not hasattr(pool, "__dict__"):  # redis.asyncio.cluster.ClusterNode (slots): asyncio connections only
+        return list(getattr(pool, "_connections", None) or ())
     conns: List[Any] = list(pool.__dict__.get("_available_connections") or ())
     conns += list(pool.__dict__.get("_in_use_connections") or ())
     conns += [c for c in pool.__dict__.get("_connections") or () if c is not None]  # BlockingConnectionPool
@@ -253,8 +267,27 @@ def asyncio_connection(conn: Any) -> bool:
     return isinstance(conn, getattr(_aconn, "AbstractConnection", _aconn.Connection))
 
 
+_NODE_SLOT: List[Any] = []  # the ``connection_class`` slot member of redis.asyncio.cluster.ClusterNode, unpatched
+
+
+def _async_cluster_node() -> Any:
+    """``redis.asyncio.cluster.ClusterNode`` when it keeps its connection class in a slot (redis-py >= 4.3), else None;
+    its unpatched slot member is kept in ``_NODE_SLOT`` (an outer patch may have replaced the class attribute)."""
+    try:
+        from redis.asyncio.cluster import ClusterNode
+    except ImportError:  # pragma: no cover - redis-py without the asyncio cluster
+        return None
+    member = ClusterNode.__dict__.get("connection_class")
+    if not _NODE_SLOT:
+        if member is None or isinstance(member, property):
+            return None
+        _NODE_SLOT.append(member)
+    return ClusterNode
+
+
 class PoolPatch:
-    """The descriptor pair on ``redis.ConnectionPool`` / ``redis.asyncio.ConnectionPool``.
+    """The descriptor pair on ``redis.ConnectionPool`` / ``redis.asyncio.ConnectionPool``, and the same on
+    ``redis.asyncio.cluster.ClusterNode`` (the asyncio RedisCluster makes its connections there, with no pool).
 
     ``sync_class`` / ``async_class`` replace the stock classes; each is either a class or a callable
     ``(stock_class) -> class``. :meth:`install` / :meth:`uninstall` (idempotent, nest LIFO). The
@@ -279,6 +312,11 @@ class PoolPatch:
         stocks: Tuple[Tuple[type, ...], ...] = (_SYNC_STOCK, _ASYNC_STOCK)
         for pool, stock, repl in zip(self._POOLS, stocks, self._replacements):
             pool.connection_class = _descriptor(stock, self._picker(repl), self.hosts)
+        node_cls = _async_cluster_node()
+        if node_cls is not None:
+            self._saved.append(node_cls.__dict__["connection_class"])
+            node_cls.connection_class = _descriptor(_ASYNC_STOCK, self._picker(self._replacements[1]), self.hosts,
+                                                    slot=_NODE_SLOT[0])
         self.installed = True
         return self
 
@@ -287,7 +325,8 @@ class PoolPatch:
             cls = repl(stock) if not isinstance(repl, type) else repl
             with self._lock:  # pools may be built in several threads at once
                 self._made.add(cls)
-                self._pools.add(pool)
+                if hasattr(pool, "__dict__"):  # not an asyncio ClusterNode (slots, no weak references, no pool)
+                    self._pools.add(pool)
             return cls
 
         return pick
@@ -297,7 +336,8 @@ class PoolPatch:
         long-lived client (built at import time) makes a fresh connection the next time."""
         if not self.installed:
             return
-        for pool, saved in zip(self._POOLS, self._saved):
+        node_cls = _async_cluster_node()
+        for pool, saved in zip(self._POOLS + ((node_cls,) if node_cls is not None else ()), self._saved):
             if saved is _MISSING:
                 with contextlib.suppress(AttributeError):
                     delattr(pool, "connection_class")

@@ -158,6 +158,8 @@ class FakeStreamsServer:
     """
 
     _registry: ClassVar[Dict[str, FakeStreamsServer]] = {}
+    #: the :class:`~fake_streams.topology.cluster.ClusterNode` this server is (cluster mode), or None (standalone)
+    cluster_node: Any = None
     _registry_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(
@@ -363,6 +365,7 @@ class FakeStreamsServer:
         port = self.address.rsplit(":", 1)[-1] if self.address and not self.address.startswith("unix:") else "6379"
         snap = _fakeredis.info_snapshot(self.backend, self.blocking.snapshot(), int(port) if port.isdigit() else 0,
                                         with_keys)
+        self._info.cluster_enabled = self.cluster_node is not None
         return self._info.render(sections, self.stats, snap, self.clock.now_ms())
 
     # ---------------------------------------------------------------------------- management

@@ -40,7 +40,13 @@ class FakeRedisStreams:
         self.clock: Clock = ManualClock(options.start_ms) if options.clock == "manual" else SystemClock()
         self.network = FakeNetwork(options.version, self.clock, factory=self._new_server)
         self._address, self._db = parse_address(self.url)
-        self.server: FakeStreamsServer = self.network.server_at(self._address)
+        #: the :class:`~fake_streams.topology.FakeCluster` of ``topology="cluster"`` (None: standalone)
+        self.cluster: Any = None
+        if options.topology == "cluster":
+            self.cluster = self._new_cluster()
+            self.server: FakeStreamsServer = self.cluster.nodes[0].server
+        else:
+            self.server = self.network.server_at(self._address)
         self._client: Any = None
         self._async_clients: List[Any] = []
         self._closed = False
@@ -49,6 +55,16 @@ class FakeRedisStreams:
         if options.patch:
             self._patch = PoolPatch(self.network.replacement, self.network.replacement, options.passthrough_hosts)
             self._patch.install()
+
+    def _new_cluster(self) -> Any:
+        """``cluster_nodes`` masters at the url's host, its port and the ports after it."""
+        from fake_streams.topology import FakeCluster
+
+        if self._db:
+            raise ValueError(f"fake_redis_streams: a cluster has database 0 only; url {self.url!r} names {self._db}")
+        host, _, port = self._address.rpartition(":")
+        return FakeCluster(self.options.cluster_nodes, host=host, base_port=int(port), version=self.options.version,
+                           clock=self.clock, network=self.network, server_factory=lambda: self._new_server(""))
 
     def _new_server(self, address: str) -> FakeStreamsServer:
         server = FakeStreamsServer(self.options.version, self.clock)
@@ -65,8 +81,11 @@ class FakeRedisStreams:
         return out
 
     @property
-    def client(self) -> redis.Redis:
-        """A sync ``redis.Redis`` on ``.url`` (created on first use, closed at teardown)."""
+    def client(self) -> Any:
+        """A sync ``redis.Redis`` on ``.url`` (created on first use, closed at teardown); with
+        ``topology="cluster"`` a ``redis.cluster.RedisCluster``."""
+        if self._client is None and self.cluster is not None:
+            self._client = self.cluster.client(**self._client_kwargs({}))
         if self._client is None:
             # the stock class bound by server=: no class made per test (a class is freed by the cyclic GC only)
             self._client = redis.Redis.from_url(
@@ -75,7 +94,12 @@ class FakeRedisStreams:
         return self._client
 
     def async_client(self, **kwargs: Any) -> redis.asyncio.Redis:
-        """A new ``redis.asyncio.Redis`` on ``.url``; ``kwargs`` override the pool options (closed at teardown)."""
+        """A new ``redis.asyncio.Redis`` on ``.url``; ``kwargs`` override the pool options (closed at teardown);
+        with ``topology="cluster"`` a ``redis.asyncio.cluster.RedisCluster``."""
+        if self.cluster is not None:
+            cluster_client = self.cluster.async_client(**self._client_kwargs(kwargs))
+            self._async_clients.append(cluster_client)
+            return cluster_client  # type: ignore[no-any-return]
         client = redis.asyncio.Redis.from_url(
             self.url, connection_class=FakeStreamsAsyncConnection, server=self.server, **self._client_kwargs(kwargs)
         )
@@ -102,7 +126,9 @@ class FakeRedisStreams:
         return self.network.servers()
 
     # ---------------------------------------------------------------------------------- views
-    def _target(self, db: Optional[int], url: Optional[str]) -> Tuple[FakeStreamsServer, int]:
+    def _target(self, db: Optional[int], url: Optional[str], key: Any = None) -> Tuple[FakeStreamsServer, int]:
+        if url is None and key is not None and self.cluster is not None:  # the node that owns the key
+            return self.cluster.node_for_key(key).server, 0
         if url is None:
             return self.server, self._db if db is None else db
         address, url_db = parse_address(url)
@@ -111,7 +137,7 @@ class FakeRedisStreams:
     def stream(self, key: Any, *, db: Optional[int] = None, url: Optional[str] = None) -> views.StreamView:
         """A frozen view of stream ``key`` (entries, counters, groups); LookupError if there is none."""
         __tracebackhide__ = True
-        server, index = self._target(db, url)
+        server, index = self._target(db, url, key)
         return views.stream_view(server, key, index)
 
     def group(self, key: Any, name: Any, *, db: Optional[int] = None, url: Optional[str] = None) -> views.GroupView:
@@ -129,7 +155,11 @@ class FakeRedisStreams:
     ) -> None:
         """Fail unless every delivered entry was XACKed (of ``stream`` / ``group``; default: all)."""
         __tracebackhide__ = True
-        server, index = self._target(db, url)
+        if stream is None and url is None and self.cluster is not None:  # every node
+            for node in self.cluster.nodes:
+                views.assert_all_acked(node.server, None, group, 0)
+            return
+        server, index = self._target(db, url, stream)
         views.assert_all_acked(server, stream, group, index)
 
     def blocked(self) -> Any:
@@ -147,6 +177,10 @@ class FakeRedisStreams:
         """
         from fake_streams.tcp import serve
 
+        if self.cluster is not None:  # one node over TCP would announce ports nobody listens on
+            raise RuntimeError("fake_redis_streams.serve() serves one server; a cluster over TCP is "
+                               "fake_streams.topology.serving.serve_cluster(n) or `python -m fake_streams serve "
+                               "--cluster N`")
         handle = serve(self.server, host=host, port=port)
         self._tcp.append(handle)
         # patched in-process clients of this URL must reach the same server, not a new one at that address

@@ -37,9 +37,12 @@ FIELDS: Dict[str, Tuple[Any, str]] = {
     "url": ("redis://localhost:6379/0", "address of .server / .client (other addresses are other servers)"),
     "passthrough_hosts": ((), "hosts ('host', 'host:port', 'unix:/path') that keep real connections while patched"),
     "assert_all_faults_triggered": (True, "fail the test if a fault armed with fail_next() never fired"),
+    "topology": ("standalone", "'standalone' or 'cluster' (cluster_nodes masters at the url's port and the ports "
+                               "after it, for redis.cluster.RedisCluster)"),
+    "cluster_nodes": (3, "number of masters of topology='cluster' (1 or more)"),
 }
 #: options settable from ini and the command line (name -> CLI help); the rest are ini-only
-CLI = ("version", "clock", "start_ms", "patch", "protocol", "url")
+CLI = ("version", "clock", "start_ms", "patch", "protocol", "url", "topology", "cluster_nodes")
 #: defaults shown by name in the marker's signature: pytest cuts a ``markers`` line at its first ``:`` into
 #: signature and description (pytest >= 9.1 strips the description, so ``'redis://...'`` would read
 #: ``'redis: //...'``); their values follow in the description
@@ -62,6 +65,8 @@ class Options:
     url: str
     passthrough_hosts: Tuple[str, ...]
     assert_all_faults_triggered: bool
+    topology: str
+    cluster_nodes: int
 
     def __init__(self, explicit: Optional[Dict[str, Any]] = None, **kwargs: Any) -> None:
         __tracebackhide__ = True
@@ -103,6 +108,11 @@ class Options:
         if isinstance(self.passthrough_hosts, str):
             self.passthrough_hosts = (self.passthrough_hosts,)
         self.passthrough_hosts = tuple(str(h) for h in self.passthrough_hosts)
+        if self.topology not in ("standalone", "cluster"):
+            raise ValueError(f"fake_redis_streams: topology must be 'standalone' or 'cluster', not {self.topology!r}")
+        self.cluster_nodes = _int("cluster_nodes", self.cluster_nodes)
+        if self.cluster_nodes < 1:
+            raise ValueError(f"fake_redis_streams: cluster_nodes must be 1 or more, not {self.cluster_nodes}")
         if "://" not in str(self.url):
             raise ValueError(f"fake_redis_streams: url must look like redis://host:port/db, not {self.url!r}")
 

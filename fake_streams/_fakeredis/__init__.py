@@ -12,8 +12,10 @@ each imports only those above it):
 * :mod:`.routing` — which names the engine serves, with fakeredis signatures carrying the Redis arity;
 * :mod:`.overrides` — the table of non-stream commands served by us instead of fakeredis
   (:mod:`.builtin`: HELLO, INFO, CLIENT UNBLOCK, COPY; :mod:`.dumprestore`: DUMP, RESTORE; :mod:`.server_cmds`:
-  OBJECT, CONFIG RESETSTAT, AUTH, transaction refusals, SWAPDB …; :mod:`.scripting`: EVAL*, SCRIPT, FUNCTION,
-  FCALL*, the busy-script check, served by :mod:`fake_streams.lua`; :mod:`.shutdown`: SHUTDOWN);
+  OBJECT, AUTH, transaction refusals, SWAPDB …; :mod:`.config_cmd`: CONFIG; :mod:`.scripting`: EVAL*, SCRIPT,
+  FUNCTION, FCALL*, the busy-script check, served by :mod:`fake_streams.lua`; :mod:`.shutdown`: SHUTDOWN);
+* :mod:`.cluster` — CLUSTER, READONLY/READWRITE/ASKING, SELECT/MOVE in cluster mode, and the slot check
+  (CROSSSLOT, MOVED, ASK) of a cluster node's commands (:mod:`fake_streams.topology`);
 * :mod:`.auth` — NOAUTH / NOPERM for every command before it runs (requirepass, ACL rules and key patterns);
 * :mod:`.server_info` — what INFO needs from fakeredis's state (:mod:`fake_streams.info` renders it);
 * :mod:`.sessions` — one connection as the server sees it (sync and asyncio), parked replies;
@@ -29,6 +31,8 @@ from __future__ import annotations
 
 from . import (  # each module that registers overrides is imported here
     builtin,  # noqa: F401
+    cluster,  # noqa: F401
+    config_cmd,  # noqa: F401
     dumprestore,  # noqa: F401
     scripting,  # noqa: F401
     server_cmds,  # noqa: F401

@@ -33,7 +33,7 @@ def hello(sock: Any, *args: bytes) -> Any:
         b"version": profile.hello_version.encode(),
         b"proto": data["proto"],
         b"id": data["id"],
-        b"mode": b"standalone",
+        b"mode": b"standalone" if sock._sf_session.server.cluster_node is None else b"cluster",
         b"role": b"master",
         b"modules": [lua_module()] if "lua_module_listed" in profile.features else [],
     }

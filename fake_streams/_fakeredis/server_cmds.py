@@ -1,10 +1,9 @@
 """Server commands fakeredis lacks or answers differently, registered in the override table (:mod:`.overrides`):
 
-* ``CONFIG RESETSTAT`` — INFO's counters back to zero (:class:`fake_streams.info.ServerStats`);
 * ``OBJECT`` — ENCODING / REFCOUNT / IDLETIME / FREQ / HELP (:mod:`fake_streams.objectinfo`), an unknown
   subcommand or a wrong arity refused before it runs (EXECABORT in MULTI);
 * ``SAVE`` everywhere, ``MULTI`` and ``WATCH`` on Valkey — ``CMD_NO_MULTI``: refused inside MULTI, which aborts;
-* ``AUTH``, ``CONFIG SET requirepass``, ``ACL SETUSER`` (rules kept in order), ``RESET`` — see :mod:`.auth`;
+* ``AUTH``, ``ACL SETUSER`` (rules kept in order), ``RESET`` — see :mod:`.auth` (``CONFIG SET requirepass``: :mod:`.config_cmd`);
 * ``CLIENT SETINFO`` — an unknown subcommand on Redis 7.0 (it came with 7.2);
 * ``SWAPDB`` — dirties the watched keys of both databases first (``touchAllWatchedKeysInDb``).
 """
@@ -19,19 +18,7 @@ from . import auth
 from .compat import SimpleError, SimpleString
 from .overrides import override, signature
 
-_RESETSTAT = signature("config resetstat")
 _OBJECT = signature("object", fixed=1, variadic=True)
-
-
-@override("config resetstat")
-def _config_resetstat(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
-    return functools.partial(config_resetstat, sock), _RESETSTAT
-
-
-def config_resetstat(sock: Any) -> Any:
-    """``CONFIG RESETSTAT``: commandstats, errorstats and the stat counters back to zero."""
-    sock._sf_session.server.stats.reset()
-    return SimpleString(b"OK")
 
 
 @override("object")
@@ -133,21 +120,6 @@ def auth_reply(sock: Any, *args: bytes) -> Any:
     return SimpleString(b"OK")
 
 
-@override("config set")
-def _config_set(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
-    func, sig = base()
-    return functools.partial(config_set, sock, func), sig
-
-
-def config_set(sock: Any, func: Callable[..., Any], *args: bytes) -> Any:
-    """fakeredis's CONFIG SET, then ``requirepass`` becomes the ``default`` user's password (as the server does)."""
-    reply = func(*args)
-    for i in range(0, len(args) - 1, 2):
-        if bytes(args[i]).lower() == b"requirepass":
-            auth.set_requirepass(sock._server, bytes(args[i + 1]))
-    return reply
-
-
 @override("client setinfo")
 def _client_setinfo(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
     """CLIENT SETINFO came with Redis 7.2: on 7.0 it is an unknown subcommand (refused before NOAUTH, so redis-py's
@@ -181,6 +153,8 @@ def _swapdb(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[
 def swapdb(sock: Any, func: Callable[..., Any], index1: Any, index2: Any, *rest: Any) -> Any:
     """fakeredis's SWAPDB, after ``touchAllWatchedKeysInDb`` both ways: a key watched in one of the two databases
     that exists in either is dirtied (EXEC of its watchers answers nil), as the server does."""
+    if sock._sf_session.server.cluster_node is not None:
+        raise SimpleError("ERR SWAPDB is not allowed in cluster mode")
     dbs = sock._server.dbs  # .get: looking must not create a database (fakeredis's dict makes them on access)
     first, second = dbs.get(index1), dbs.get(index2)
     if index1 != index2:

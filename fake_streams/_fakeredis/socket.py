@@ -12,7 +12,8 @@ answers it:
   never touches our values;
 * everything else is fakeredis's.
 
-``FakeStreamsServer.faults`` is consulted before every command (:meth:`StreamsSocketMixin._process_command`);
+``FakeStreamsServer.faults`` is consulted before every command (:meth:`StreamsSocketMixin._process_command`),
+then authentication and ACL (:mod:`.auth`), then on a cluster node the slot check (:mod:`.cluster`);
 the socket's ``close`` tells its session (:mod:`.sessions`).
 """
 
@@ -29,7 +30,7 @@ import redis.exceptions
 from ..commands.base import CommandSpec
 from ..errors import ReplyError
 from ..info import command_stat_name
-from . import auth, overrides, scripting
+from . import auth, cluster, overrides, scripting
 from .backend import error
 from .compat import AsyncFakeSocket, SimpleError, extract_command, get_command_info
 from .routing import _as_bytes, _c_str, unknown_command_args
@@ -68,6 +69,8 @@ class StreamsSocketMixin:
             self._sf_top, self._sf_ran, self._sf_name = True, False, None
             if fields and not self._sf_open(fake) and self._sf_refused(fields, session):
                 return
+            if fields and session.server.cluster_node is not None and cluster.refused(self, fields, session):
+                return
             if getattr(fake, "_sf_script_running", False):  # a busy script answers without the lock (lua)
                 answer = scripting.busy_answer(self, fields)
                 if answer is not None:
@@ -76,6 +79,8 @@ class StreamsSocketMixin:
             super()._process_command(fields)  # type: ignore[misc]
         finally:
             self._sf_top = False
+            if session.server.cluster_node is not None:
+                cluster.after(self, fields)
             if fake is not None:  # after the command (ACL SETUSER, AUTH, HELLO …): see _GENERATIONS
                 fake._sf_generation = next(_GENERATIONS)
             session.leave()

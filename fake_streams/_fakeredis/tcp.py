@@ -174,7 +174,6 @@ _TCP_CLASSES: Dict[type, type] = {}
 _CONTAINER = object()
 #: PING outside MULTI/pubsub/CLIENT REPLY (the direct path's conditions): ``+PONG`` or its argument, no dispatch
 _PING = object()
-_PONG = Status(b"PONG")
 _NAME_CACHE_MAX = 4096
 
 
@@ -221,24 +220,31 @@ class TcpClient:
             return False
         key = argv[1]
         names = self._names
-        batch = [(argv[0], list(argv[1:]), argv)]  # fastpath's batch triples: (name, args, argv)
-        table = {argv[0]: (spec, None, b"", 0, 0)}  # name -> fastpath's table entry (only the spec is read)
-        while parser.has_input:
-            mark = parser.mark()
-            if mark is None:
-                break
-            try:
-                following = parser.next()
-            except Exception:  # a protocol error: raised again when the connection asks for the next request
-                break
-            if following is None:
-                break
-            if (len(following) < 3 or following[1] != key or not spec.arity_ok(len(following))
-                    or names.get(following[0]) is not spec):
-                parser.rewind(mark)
-                break
-            batch.append((following[0], list(following[1:]), following))
-            table.setdefault(following[0], table[argv[0]])
+        # fastpath's batch triples (name, args, argv), args read only; every name is the first's object (the
+        # followers' names are checked to be XADD's): fastpath looks the spec up once per run, not per command
+        name = argv[0]
+        batch = [(name, argv[1:], argv)]
+        table = {name: (spec, None, b"", 0, 0)}  # name -> fastpath's table entry (only the spec is read)
+        if parser.has_input:
+            argc = len(argv)
+            while True:
+                mark = parser.mark()
+                if mark is None:
+                    break
+                try:
+                    following = parser.next()
+                except Exception:  # a protocol error: raised again when the connection asks for the next request
+                    break
+                if following is None:
+                    break
+                if (len(following) < 3 or following[1] != key
+                        or (len(following) != argc and not spec.arity_ok(len(following)))
+                        or names.get(following[0]) is not spec):
+                    parser.rewind(mark)
+                    break
+                batch.append((name, following[1:], following))
+                if not parser.has_input:
+                    break
         session, sock = self.session, self.sock
         out: list = []
         done = 0
@@ -282,7 +288,10 @@ class TcpClient:
                 return False
             started = time.perf_counter()
             wire = self.sock._sf_wire
-            wire.put_own(argv[1] if len(argv) == 2 else _PONG, wire.protocol)
+            if len(argv) == 2:
+                wire.put_own(argv[1], wire.protocol)
+            else:
+                wire.put_encoded(b"+PONG\r\n")  # the same in RESP2 and RESP3
             self.server.stats.called("ping", (time.perf_counter() - started) * 1e6)  # INFO commandstats
             return True
         start = 1

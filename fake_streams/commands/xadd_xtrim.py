@@ -15,7 +15,7 @@ touches nothing. XTRIM dirties and notifies ``xtrim`` only when it removed somet
 
 from __future__ import annotations
 
-from typing import List, NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import ReplyError
 from ..ids import MAX_ID, MIN_ID, U64_MAX, StreamID, key_of, next_id, parse_strict_id, parse_xadd_id
@@ -229,15 +229,19 @@ def is_plain_xadd(args: List[bytes]) -> bool:
     return len(args) > 3 and args[1] == b"*" and len(args) % 2 == 0
 
 
-def append_now(stream: Stream, args: List[bytes], now: int, limits: Optional[Tuple[int, int]] = None) -> bytes:
+def append_now(stream: Stream, args: Sequence[bytes], now: int, limits: Optional[Tuple[int, int]] = None) -> bytes:
     """The stream part of ``XADD key * field value ...`` (:func:`is_plain_xadd` args) at ``now``: the new ID
     (``streamNextID``), the entry appended; returns the ID's wire form. Raises ReplyError with nothing
     changed (ID space exhausted, entry too large). ``limits``: the stream's ``node_limits()`` if the caller
     has them. O(fields) (+ O(log n) when a node is opened).
 
+    ``args`` may be a tuple (a pipeline's encoded arguments, ``fastpath.pack_commands``): the fields go to the
+    stream as the fresh list ``Stream.add_next`` takes (a tuple would never match the node's master field
+    names, so the entry would be sized and stored as one with its own names, unlike the same XADD sent alone).
     The caller does the rest of the command: WATCH (``modified``), the ``xadd`` event, ``signal_ready``.
     """
-    return stream.add_next(args[2:], now, limits)
+    fields = args[2:]
+    return stream.add_next(fields if type(fields) is list else list(fields), now, limits)
 
 
 def xtrim(ctx: Context, args: List[bytes]) -> int:

@@ -64,7 +64,8 @@ class _Poller:
         self.handlers[fd] = handler
         self._poll.register(fd, mask)
 
-    def modify(self, fd: int, mask: int) -> None:
+    def modify(self, fd: int, mask: int, handler: Callable[[int], None]) -> None:
+        self.handlers[fd] = handler
         self._poll.modify(fd, mask)
 
     def unregister(self, fd: int) -> None:
@@ -174,9 +175,20 @@ class Connection:
         """The reply to this client's running stream command on the direct path (loop thread): nil shapes,
         encoded and queued at once (no MULTI or AUTH state to track: the direct path runs outside both)."""
         self.protocol = protocol
-        if protocol == 2 and (value is None or type(value) is list):
-            value = shape_nil_arrays(self.command, value)
-        self.out.append(encode(value, protocol))
+        kind = type(value)
+        if kind is bytes:  # XADD's ID, a bulk: encoded here
+            self.out.append(b"$%d\r\n%s\r\n" % (len(value), value))
+        else:
+            if protocol == 2 and (value is None or kind is list):
+                value = shape_nil_arrays(self.command, value)
+            self.out.append(encode(value, protocol))
+        if not self.dirty:
+            self.dirty = True
+            self.owner.dirty.append(self)
+
+    def put_encoded(self, data: bytes) -> None:
+        """Queue an encoded reply to this client's running command (loop thread; the direct path's constant replies)."""
+        self.out.append(data)
         if not self.dirty:
             self.dirty = True
             self.owner.dirty.append(self)
@@ -184,8 +196,11 @@ class Connection:
     def put_all(self, values: List[Any], protocol: int) -> None:
         """Queue the replies of a run of this client's commands that need no nil shaping (XADD IDs, errors)."""
         self.protocol = protocol
-        self.owner.post(self, b"".join(b"$%d\r\n%s\r\n" % (len(v), v) if type(v) is bytes else encode(v, protocol)
-                                      for v in values), None, reply=True)
+        self.out.append(b"".join([b"$%d\r\n%s\r\n" % (len(v), v) if type(v) is bytes else encode(v, protocol)
+                                  for v in values]))
+        if not self.dirty:
+            self.dirty = True
+            self.owner.dirty.append(self)
 
     def kill(self) -> None:
         """CLIENT KILL (any thread): close once what is queued (the reply to a self-kill) is written."""
@@ -216,12 +231,15 @@ class Connection:
 
     # ------------------------------------------------------------------------------- loop side
     def on_event(self, mask: int) -> None:
+        """Registered for reading and writing (output waits): write, then read."""
         if mask & _WRITE:
             self.owner.flush(self)
         if mask & _READ_LIKE and not self.closed:
             self.on_readable()
 
-    def on_readable(self) -> None:
+    def on_readable(self, mask: int = _READ) -> None:
+        """Registered for reading only (every event is read-like: a hang-up or an error shows in ``recv``):
+        one ``recv``, then the complete requests run."""
         parser = self.parser
         try:
             data = self.sock.recv(_BIG_READ_SIZE if parser.awaiting_bulk else _READ_SIZE)
@@ -439,11 +457,11 @@ class TcpServer:
         if conn.unsent:
             if not conn.writing:
                 conn.writing = True
-                self._poller.modify(conn.fd, _READ | _WRITE)
+                self._poller.modify(conn.fd, _READ | _WRITE, conn.on_event)
             return
         if conn.writing:
             conn.writing = False
-            self._poller.modify(conn.fd, _READ)
+            self._poller.modify(conn.fd, _READ, conn.on_readable)
         if conn.close_after_reply:
             self.close_connection(conn)
 
@@ -593,7 +611,7 @@ class TcpServer:
             sock.close()
             return
         self.connections[conn.fd] = conn
-        self._poller.register(conn.fd, _READ, conn.on_event)
+        self._poller.register(conn.fd, _READ, conn.on_readable)  # on_event while output waits for writability
 
     def _shutdown(self) -> None:
         for conn in list(self.connections.values()):

@@ -70,6 +70,8 @@ def _encode(value: Any, resp3: bool, out: List[bytes], push: bool = False) -> No
     kind = type(value)
     if kind is bytes:
         out.append(b"$%d\r\n%s\r\n" % (len(value), value))
+    elif kind is Status:
+        out.append(b"+%s\r\n" % _line(value.value))
     elif kind is list or kind is tuple:
         out.append(b"%s%d\r\n" % (b">" if push and resp3 else b"*", len(value)))
         for item in value:
@@ -113,8 +115,6 @@ def _encode(value: Any, resp3: bool, out: List[bytes], push: bool = False) -> No
             _encode(bytes(value), resp3, out)
     elif isinstance(value, (bytes, bytearray, memoryview)):
         _encode(bytes(value), resp3, out)
-    elif kind is Status:
-        out.append(b"+%s\r\n" % _line(value.value))
     elif isinstance(value, BaseException):
         out.append(b"-%s\r\n" % _line(f"ERR {value}".encode()))
     elif isinstance(value, list):

@@ -239,8 +239,9 @@ class Oracle:
         return self.kind + ".".join(self.version.split(".")[:2])
 
     @classmethod
-    def start(cls, kind: str, binary: str) -> Oracle:
-        """Start ``binary`` on a free loopback port and wait until it answers PING (at most 15 s)."""
+    def start(cls, kind: str, binary: str, extra: Tuple[str, ...] = ()) -> Oracle:
+        """Start ``binary`` on a free loopback port and wait until it answers PING (at most 15 s); ``extra``:
+        more server arguments (``{workdir}`` in one is the server's working directory)."""
         last_error = ""
         for _attempt in range(3):  # a port picked free can be taken before the server binds it
             port = _free_port()
@@ -248,6 +249,7 @@ class Oracle:
             log = open(os.path.join(workdir, "server.log"), "wb")  # noqa: SIM115 - closed with the process
             argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                     "--dir", workdir, "--daemonize", "no", "--protected-mode", "no"]
+            argv += [arg.replace("{workdir}", workdir) for arg in extra]
             proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
             log.close()
             oracle = cls(kind, binary, port, workdir, proc)

@@ -26,6 +26,11 @@ UNREACHABLE: Dict[str, str] = {
         "servers per parameter; the 7.0 stale-errno path with the same text is covered by XADD_PARTIAL_ID_OVERFLOW"
     ),
     "INTERNAL_ERROR": "fake-only: the fake's reply when a handler raises a Python exception; no server sends it",
+    "CLUSTER_MOVED": "cluster topology: the MOVED text is compared with real 3-master clusters in "
+                     "tests/topology/test_cluster_oracle.py (the single-server oracles here are no cluster)",
+    "CLUSTER_DOWN": "cluster topology: needs a real cluster with a failed master (failure detection takes the node "
+                    "timeout); the fake's text is the server's clusterRedirectClient literal, unit-tested in tests/topology",
+    "CLUSTER_UNBOUND": "cluster topology: needs a real cluster with an unassigned slot; unit-tested in tests/topology",
 }
 
 

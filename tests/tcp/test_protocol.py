@@ -70,6 +70,13 @@ CASES: List[Tuple[str, bytes]] = [
     ("mixed", b"*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\nECHO there\r\n*1\r\n$4\r\nPING\r\n"),
     ("empty command name", b'""\r\n*1\r\n$0\r\n\r\n'),
     ("quit then more", b"PING\r\nQUIT\r\nPING\r\n"),
+    # the edges of the parser's fast path (one-digit counts, bulks of 0..99 bytes spelled exactly so)
+    ("fast shape pipeline", b"*2\r\n$4\r\nECHO\r\n$0\r\n\r\n*2\r\n$4\r\nECHO\r\n$99\r\n" + b"x" * 99
+     + b"\r\n*2\r\n$4\r\nECHO\r\n$100\r\n" + b"y" * 100 + b"\r\n*2\r\n$4\r\nECHO\r\n$10\r\n0123456789\r\n"),
+    ("fast shape: unchecked LF after a bulk length", b"*2\r\n$4\rXECHO\r\n$2\rYhi\r\n"),
+    ("fast shape: CRLF inside a bulk", b"*2\r\n$4\r\nECHO\r\n$6\r\n\r\n*1\r\n\r\n*1\r\n$4\r\nPING\r\n"),
+    ("fast shape: count 10 and more", b"*10\r\n" + b"$1\r\nx\r\n" * 10 + b"*12\r\n$4\r\nECHO\r\n" + b"$1\r\nx\r\n" * 11),
+    ("fast shape then an error", b"*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n:2\r\nhi\r\n"),
 ]
 
 
@@ -155,6 +162,39 @@ def test_parser_byte_by_byte_equals_parser_at_once():
         pieces.feed(data[i:i + 1])
         got.extend(_parse_all(pieces))
     assert got == expected
+
+
+@pytest.mark.parametrize("data", [
+    b"*2\r\n$4\r\nECHO\r\n$0\r\n\r\n*1\r\n$2\r\nhi\r\n*3\r\n$1\r\na\r\n$10\r\n0123456789\r\n$99\r\n" + b"z" * 99 + b"\r\n",
+    b"*2\r\n$4\rXECHO\r\n$2\rYhi\r\n*1\rZ$4\r\nPING\r\n",  # the byte after a CR is not looked at
+    b"*2\r\n$4\r\nECHO\r\n$6\r\n\r\n*1\r\n\r\n",  # CRLF inside a bulk
+    b"*1\r\n$4\r\nPING\r\n*1\r\n$04\r\nPING\r\n",  # a leading zero: the error after the first request
+    b"*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$1",  # the second request incomplete
+])
+def test_fast_path_equals_the_general_path(data):
+    """Whole (the fast path reads complete common-shape requests) vs byte by byte (the general path, which
+    keeps partial requests): the same requests, then the same error or the same wait for more input."""
+    def run(chunks):
+        parser = RequestParser(Limits())
+        out: list = []
+        for chunk in chunks:
+            parser.feed(chunk)
+            try:
+                while (argv := parser.next()) is not None:
+                    out.append(argv)
+            except ProtocolError as exc:
+                return out, exc.text
+        return out, parser.buffered
+    whole = run([data])
+    assert whole == run([data[i:i + 1] for i in range(len(data))])
+    assert whole[0]  # the first request is read in both
+
+
+def test_fast_path_keeps_a_small_proto_max_bulk_len():
+    parser = RequestParser(Limits(max_bulk_len=3))
+    parser.feed(b"*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\n")
+    with pytest.raises(ProtocolError, match="invalid bulk length"):
+        parser.next()
 
 
 def test_a_large_bulk_is_joined_once():

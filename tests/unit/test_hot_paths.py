@@ -405,3 +405,47 @@ def test_xrange_count_shortcut_matches_the_general_path(seed):
             assert a == want
             a[0][1].append(b"mutated")  # fresh lists
             assert stream.range(lo, hi, 1)[0][1] == want[0][1]  # the stream's fields are untouched
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pipelined_xadd_stores_entries_as_single_xadds_do(seed):
+    """A pipeline's XADDs reach the stream with their arguments as a tuple (``fastpath.pack_commands``); the
+    entries must be sized, split into nodes and stored exactly as the same XADDs sent one by one: same node
+    layout (SAMEFIELDS sizes, ``stream-node-max-bytes`` splits), same DUMP payload, field names shared with
+    the node's master entry."""
+    import random
+
+    rnd = random.Random(seed)
+    values = [b"", b"v", b"12", b"-3", b"007", b"x" * 63, b"y" * 64, b"9" * 20, b"u:1234", b"z" * 300]
+    names = [[b"user", b"action"], [b"a"], [b"user", b"act"]]
+    rows = []
+    for _ in range(150):
+        row = rnd.choice(names) if rnd.random() < 0.3 else names[0]
+        rows.append({name: rnd.choice(values) for name in row})
+    max_bytes = rnd.choice([b"4096", b"500", b"0"])
+    outcome = []
+    for pipelined in (False, True):
+        server = FakeStreamsServer(clock=ManualClock(1_000))
+        client = server.client()
+        client.config_set("stream-node-max-bytes", max_bytes)
+        if pipelined:
+            pipe = client.pipeline(transaction=False)
+            for fields in rows:
+                pipe.xadd("s", fields)
+            added = pipe.execute()
+        else:
+            added = [client.xadd("s", fields) for fields in rows]
+        stream = _stream(client, b"s")
+        shared = [entry_fields[0] is node_names[0] for node_names, entry_fields in _master_and_entries(stream)]
+        outcome.append((added, stream.node_layout(), client.dump("s"), shared))
+        server.close()
+    assert outcome[1] == outcome[0]
+    assert any(outcome[0][3])  # the single XADDs do share the master's names (what the test compares)
+
+
+def _master_and_entries(stream):
+    """``(master field names, stored fields)`` of each live entry whose names are its node's master names."""
+    for node, entries in stream.node_contents():
+        for _key, fields, deleted in entries:
+            if not deleted and tuple(fields[0::2]) == node.master_fields:
+                yield node.master_fields, fields

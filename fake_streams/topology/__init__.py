@@ -1,0 +1,15 @@
+"""Production topologies on the fake: a Redis Cluster of N masters (:class:`FakeCluster`), each node its own
+:class:`~fake_streams.server.FakeStreamsServer` at its own address.
+
+Modules: :mod:`.slots` (CRC16 hash slots, hash tags, the slot split), :mod:`.keys` (key positions of non-stream
+commands), :mod:`.redirect` (CROSSSLOT / MOVED / ASK / CLUSTERDOWN), :mod:`.replies` (CLUSTER subcommands),
+:mod:`.cluster` (the cluster, its nodes and the test helpers: resharding, failures, failover). The adapter side
+(override table entries, the per-command slot check) is :mod:`fake_streams._fakeredis.cluster`.
+"""
+
+from __future__ import annotations
+
+from .cluster import ClusterNode, FakeCluster
+from .slots import SLOTS, key_slot, split_slots
+
+__all__ = ["SLOTS", "ClusterNode", "FakeCluster", "key_slot", "split_slots"]
