@@ -21,7 +21,7 @@ sizes equals the group PEL size.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, AbstractSet, Dict, List, Optional, Set, Tuple
 
 from sortedcontainers import SortedDict
 
@@ -354,24 +354,32 @@ def destroy_group(stream: Stream, name: bytes) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------------
-# entries_read and lag (spec §4.1–4.3; R7.0–R7.4 and Valkey 8 algorithm)
+# entries_read and lag (spec §4.1–4.3; R7.0–R7.4 and Valkey 8 algorithm, and Valkey 9's)
+#
+# ``reestimate`` selects Valkey 9.1's rules (profile feature ``reestimating_read_counter``, observed on Valkey
+# 9.1.2): a deleted ID at or after ``start`` counts as a tombstone even when it lies before the first entry;
+# an ID other than 0-0 below max-deleted-entry-id has no known distance; a ``>`` delivery adds one to a valid
+# counter only when the group's previous position is at or after the first entry with no tombstone after it,
+# otherwise the counter is re-estimated for the delivered ID.
 
 
-def has_tombstones(stream: Stream, start: StreamID) -> bool:
+def has_tombstones(stream: Stream, start: StreamID, reestimate: bool = False) -> bool:
     """``streamRangeHasTombstones(s, start, +inf)``: may a deleted entry lie at or after ``start``? O(1)."""
     if len(stream) == 0 or stream.max_deleted_entry_id == MIN_ID:
         return False
-    if stream.first_id > stream.max_deleted_entry_id:
+    if not reestimate and stream.first_id > stream.max_deleted_entry_id:
         return False
     return start <= stream.max_deleted_entry_id
 
 
-def estimate_distance(stream: Stream, sid: StreamID) -> int:
+def estimate_distance(stream: Stream, sid: StreamID, reestimate: bool = False) -> int:
     """``streamEstimateDistanceFromFirstEverEntry``: entries added up to ``sid``, or -1 when unknown. O(1)."""
     if stream.entries_added == 0:
         return 0
     if len(stream) == 0 and sid <= stream.last_id:
         return stream.entries_added
+    if reestimate and sid != MIN_ID and sid < stream.max_deleted_entry_id:
+        return INVALID_ENTRIES_READ
     if sid == stream.last_id:
         return stream.entries_added
     if sid > stream.last_id:
@@ -393,28 +401,45 @@ def counter_usable(stream: Stream, group: ConsumerGroup, behind_first_estimated:
     return not behind_first_estimated or (len(stream) > 0 and group.last_id >= stream.first_id)
 
 
-def group_lag(stream: Stream, group: ConsumerGroup, behind_first_estimated: bool = False) -> Optional[int]:
+def group_lag(stream: Stream, group: ConsumerGroup, behind_first_estimated: bool = False,
+              reestimate: bool = False) -> Optional[int]:
     """``streamReplyWithCGLag``: entries not yet delivered to the group, or ``None`` (nil) when unknown. O(1).
 
-    ``behind_first_estimated``: the profile feature ``lag_behind_first_estimated`` (:func:`counter_usable`)."""
+    ``behind_first_estimated``: the Redis 8 feature ``lag_behind_first_estimated`` (:func:`counter_usable`);
+    ``reestimate``: Valkey 9.1's ``reestimating_read_counter`` (tombstone rules of :func:`has_tombstones`)."""
     if stream.entries_added == 0:
         return 0
-    if counter_usable(stream, group, behind_first_estimated) and not has_tombstones(stream, group.last_id):
+    if reestimate:
+        usable = group.entries_read != INVALID_ENTRIES_READ and not has_tombstones(stream, group.last_id, True)
+    else:
+        usable = counter_usable(stream, group, behind_first_estimated) and not has_tombstones(stream, group.last_id)
+    if usable:
         return stream.entries_added - group.entries_read
-    estimate = estimate_distance(stream, group.last_id)
+    estimate = estimate_distance(stream, group.last_id, reestimate)
     if estimate == INVALID_ENTRIES_READ:
         return None
     return stream.entries_added - estimate
 
 
-def advance_entries_read(stream: Stream, group: ConsumerGroup, sid: StreamID, behind_first_estimated: bool = False) -> None:
+def lag_of(stream: Stream, group: ConsumerGroup, features: AbstractSet[str]) -> Optional[int]:
+    """:func:`group_lag` under a profile's ``features`` (Redis 8's and Valkey 9's lag rules). O(1)."""
+    return group_lag(stream, group, "lag_behind_first_estimated" in features, "reestimating_read_counter" in features)
+
+
+def advance_entries_read(stream: Stream, group: ConsumerGroup, sid: StreamID, behind_first_estimated: bool = False,
+                         reestimate: bool = False) -> None:
     """Update ``entries_read`` when ``>`` delivery moves the cursor to ``sid`` (spec §2.9 step 1). O(1).
 
-    The caller then sets ``group.last_id = sid``. ``behind_first_estimated``: see :func:`counter_usable`.
+    The caller then sets ``group.last_id = sid`` (before the next entry of the same delivery). The flags as in
+    :func:`group_lag`.
     """
-    # Redis 8 looks for tombstones from the group's last ID (the entry before ``sid``), 7.x from ``sid``
-    since = group.last_id if behind_first_estimated else sid
-    if counter_usable(stream, group, behind_first_estimated) and not has_tombstones(stream, since):
+    if reestimate:  # Valkey 9.1: counts on only from a known position
+        counts_on = (group.entries_read != INVALID_ENTRIES_READ and group.last_id >= stream.first_id
+                     and not has_tombstones(stream, group.last_id, True))
+    else:  # Redis 8 looks for tombstones from the group's last ID (the entry before ``sid``), 7.x from ``sid``
+        since = group.last_id if behind_first_estimated else sid
+        counts_on = counter_usable(stream, group, behind_first_estimated) and not has_tombstones(stream, since)
+    if counts_on:
         group.entries_read += 1
     elif stream.entries_added:
-        group.entries_read = estimate_distance(stream, sid)
+        group.entries_read = estimate_distance(stream, sid, reestimate)

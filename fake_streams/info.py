@@ -38,50 +38,55 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 #: Section names in the order the server prints them.
 SECTION_ORDER: Tuple[str, ...] = (
-    "server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules",
-    "commandstats", "errorstats", "latencystats", "cluster", "keyspace", "debug",
+    "server", "tls", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules",
+    "commandstats", "errorstats", "latencystats", "cluster", "cluster_info", "scriptingengines", "keyspace", "debug",
 )
+#: Sections only Valkey 9.1 prints (in ``all`` / ``everything`` or by name, never in ``default``).
+_VALKEY_9_SECTIONS = frozenset({"tls", "cluster_info", "scriptingengines"})
 #: ``INFO`` / ``INFO default`` (``module_list`` = the Modules section without module-made sections).
 DEFAULT_SECTIONS: Tuple[str, ...] = (
     "server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats",
     "cluster", "keyspace",
 )
 _TITLES = {name: name.capitalize() for name in SECTION_ORDER}
-_TITLES["cpu"] = "CPU"
+_TITLES.update(cpu="CPU", tls="TLS", cluster_info="Cluster Info", scriptingengines="Scripting Engines")
 
-_ALL_PROFILES = frozenset({"7.0", "7.2", "7.4", "valkey-8.0"})
+_ALL_PROFILES = frozenset({"7.0", "7.2", "7.4", "valkey-8.0", "valkey-9.1"})
 
 #: Per section: ``name`` (every profile) or ``(name, "profile …")`` — the profiles that print it, in order.
 FIELDS: Mapping[str, Tuple[Any, ...]] = {
     "server": (
-        "redis_version", ("server_name", "valkey-8.0"), ("valkey_version", "valkey-8.0"), "redis_git_sha1",
-        "redis_git_dirty", "redis_build_id", ("redis_mode", "7.0 7.2 7.4"), ("server_mode", "valkey-8.0"), "os",
+        "redis_version", ("server_name", "valkey-8.0 valkey-9.1"), ("valkey_version", "valkey-8.0 valkey-9.1"), ("valkey_release_stage", "valkey-9.1"), "redis_git_sha1",
+        "redis_git_dirty", "redis_build_id", ("redis_mode", "7.0 7.2 7.4"), ("server_mode", "valkey-8.0 valkey-9.1"), "os",
         "arch_bits", "monotonic_clock", "multiplexing_api", ("atomicvar_api", "7.0 7.2 7.4"), "gcc_version",
         "process_id", "process_supervised", "run_id", "tcp_port", "server_time_usec", "uptime_in_seconds",
-        "uptime_in_days", "hz", "configured_hz", "lru_clock", "executable", "config_file", "io_threads_active",
-        ("availability_zone", "valkey-8.0"), ("listener0", "valkey-8.0"),
+        "uptime_in_days", "hz", "configured_hz", ("clients_hz", "valkey-9.1"), "lru_clock", "executable", "config_file", "io_threads_active",
+        ("availability_zone", "valkey-8.0 valkey-9.1"), ("listener0", "valkey-8.0 valkey-9.1"),
     ),
     "clients": (
         "connected_clients", "cluster_connections", "maxclients", "client_recent_max_input_buffer",
         "client_recent_max_output_buffer", "blocked_clients", "tracking_clients",
-        ("pubsub_clients", "7.4 valkey-8.0"), ("watching_clients", "7.4 valkey-8.0"), "clients_in_timeout_table",
-        ("total_watched_keys", "7.4 valkey-8.0"), ("total_blocking_keys", "7.2 7.4 valkey-8.0"),
-        ("total_blocking_keys_on_nokey", "7.2 7.4 valkey-8.0"),
+        ("pubsub_clients", "7.4 valkey-8.0 valkey-9.1"), ("watching_clients", "7.4 valkey-8.0 valkey-9.1"), "clients_in_timeout_table",
+        ("total_watched_keys", "7.4 valkey-8.0 valkey-9.1"), ("total_blocking_keys", "7.2 7.4 valkey-8.0 valkey-9.1"),
+        ("total_blocking_keys_on_nokey", "7.2 7.4 valkey-8.0 valkey-9.1"),
+        ("paused_reason", "valkey-9.1"), ("paused_actions", "valkey-9.1"),
+        ("paused_timeout_milliseconds", "valkey-9.1"),
     ),
     "memory": (
         "used_memory", "used_memory_human", "used_memory_rss", "used_memory_rss_human", "used_memory_peak",
         "used_memory_peak_human", "used_memory_peak_perc", "used_memory_overhead", "used_memory_startup",
         "used_memory_dataset", "used_memory_dataset_perc", "allocator_allocated", "allocator_active",
-        "allocator_resident", ("allocator_muzzy", "7.4 valkey-8.0"), "total_system_memory",
+        "allocator_resident", ("allocator_muzzy", "7.4 valkey-8.0 valkey-9.1"), "total_system_memory",
         "total_system_memory_human", "used_memory_lua", "used_memory_vm_eval", "used_memory_lua_human",
         "used_memory_scripts_eval", "number_of_cached_scripts", "number_of_functions", "number_of_libraries",
         "used_memory_vm_functions", "used_memory_vm_total", "used_memory_vm_total_human", "used_memory_functions",
         "used_memory_scripts", "used_memory_scripts_human", "maxmemory", "maxmemory_human", "maxmemory_policy",
         "allocator_frag_ratio", "allocator_frag_bytes", "allocator_rss_ratio", "allocator_rss_bytes",
         "rss_overhead_ratio", "rss_overhead_bytes", "mem_fragmentation_ratio", "mem_fragmentation_bytes",
-        "mem_not_counted_for_evict", "mem_replication_backlog", "mem_total_replication_buffers",
-        "mem_clients_slaves", "mem_clients_normal", "mem_cluster_links", "mem_aof_buffer", "mem_allocator",
-        ("mem_overhead_db_hashtable_rehashing", "7.4 valkey-8.0"), "active_defrag_running",
+        "mem_not_counted_for_evict", "mem_replication_backlog", "mem_total_replication_buffers", ("mem_replicas_repl_buffer", "valkey-9.1"),
+        "mem_clients_slaves", "mem_clients_normal", "mem_cluster_links", ("mem_cluster_slot_import", "valkey-9.1"),
+        ("mem_cluster_slot_export", "valkey-9.1"), "mem_aof_buffer", "mem_allocator",
+        ("mem_overhead_db_hashtable_rehashing", "7.4 valkey-8.0 valkey-9.1"), "active_defrag_running",
         "lazyfree_pending_objects", "lazyfreed_objects",
     ),
     "persistence": (
@@ -92,45 +97,58 @@ FIELDS: Mapping[str, Tuple[Any, ...]] = {
         "rdb_last_load_keys_expired", "rdb_last_load_keys_loaded", "aof_enabled", "aof_rewrite_in_progress",
         "aof_rewrite_scheduled", "aof_last_rewrite_time_sec", "aof_current_rewrite_time_sec",
         "aof_last_bgrewrite_status", "aof_rewrites", "aof_rewrites_consecutive_failures", "aof_last_write_status",
-        "aof_last_cow_size", "module_fork_in_progress", "module_fork_last_cow_size",
+        "aof_last_cow_size", "module_fork_in_progress", "module_fork_last_cow_size", ("slot_migration_fork_in_progress", "valkey-9.1"),
     ),
     "stats": (
         "total_connections_received", "total_commands_processed", "instantaneous_ops_per_sec",
         "total_net_input_bytes", "total_net_output_bytes", "total_net_repl_input_bytes",
-        "total_net_repl_output_bytes", "instantaneous_input_kbps", "instantaneous_output_kbps",
+        "total_net_repl_output_bytes", ("total_net_cluster_slot_import_bytes", "valkey-9.1"),
+        ("total_net_cluster_slot_export_bytes", "valkey-9.1"), "instantaneous_input_kbps", "instantaneous_output_kbps",
         "instantaneous_input_repl_kbps", "instantaneous_output_repl_kbps", "rejected_connections", "sync_full",
-        "sync_partial_ok", "sync_partial_err", ("expired_subkeys", "7.4"), "expired_keys", "expired_stale_perc",
+        "sync_partial_ok", "sync_partial_err", ("expired_subkeys", "7.4"), "expired_keys", ("expired_fields", "valkey-9.1"), "expired_stale_perc",
+        ("expired_keys_with_volatile_items_stale_perc", "valkey-9.1"),
         "expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds", "evicted_keys", "evicted_clients",
-        ("evicted_scripts", "7.4 valkey-8.0"), "total_eviction_exceeded_time", "current_eviction_exceeded_time",
+        ("evicted_scripts", "7.4 valkey-8.0 valkey-9.1"), "total_eviction_exceeded_time", "current_eviction_exceeded_time",
         "keyspace_hits", "keyspace_misses", "pubsub_channels", "pubsub_patterns", "pubsubshard_channels",
         "latest_fork_usec", "total_forks", "migrate_cached_sockets", "slave_expires_tracked_keys",
         "active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses",
         "total_active_defrag_time", "current_active_defrag_time", "tracking_total_keys", "tracking_total_items",
         "tracking_total_prefixes", "unexpected_error_replies", "total_error_replies", "dump_payload_sanitizations",
         "total_reads_processed", "total_writes_processed", "io_threaded_reads_processed",
-        "io_threaded_writes_processed", ("io_threaded_freed_objects", "valkey-8.0"),
-        ("io_threaded_poll_processed", "valkey-8.0"), ("io_threaded_total_prefetch_batches", "valkey-8.0"),
-        ("io_threaded_total_prefetch_entries", "valkey-8.0"),
-        ("client_query_buffer_limit_disconnections", "7.4 valkey-8.0"),
-        ("client_output_buffer_limit_disconnections", "7.4 valkey-8.0"), "reply_buffer_shrinks",
-        "reply_buffer_expands", ("eventloop_cycles", "7.2 7.4 valkey-8.0"),
-        ("eventloop_duration_sum", "7.2 7.4 valkey-8.0"), ("eventloop_duration_cmd_sum", "7.2 7.4 valkey-8.0"),
-        ("instantaneous_eventloop_cycles_per_sec", "7.2 7.4 valkey-8.0"),
-        ("instantaneous_eventloop_duration_usec", "7.2 7.4 valkey-8.0"),
+        "io_threaded_writes_processed", ("io_threaded_freed_objects", "valkey-8.0 valkey-9.1"),
+        ("io_threaded_accept_processed", "valkey-9.1"),
+        ("io_threaded_poll_processed", "valkey-8.0 valkey-9.1"), ("io_threaded_total_prefetch_batches", "valkey-8.0 valkey-9.1"),
+        ("io_threaded_total_prefetch_entries", "valkey-8.0 valkey-9.1"),
+        ("client_query_buffer_limit_disconnections", "7.4 valkey-8.0 valkey-9.1"),
+        ("client_output_buffer_limit_disconnections", "7.4 valkey-8.0 valkey-9.1"), "reply_buffer_shrinks",
+        "reply_buffer_expands", ("eventloop_cycles", "7.2 7.4 valkey-8.0 valkey-9.1"),
+        ("eventloop_duration_sum", "7.2 7.4 valkey-8.0 valkey-9.1"), ("eventloop_duration_cmd_sum", "7.2 7.4 valkey-8.0 valkey-9.1"),
+        ("instantaneous_eventloop_cycles_per_sec", "7.2 7.4 valkey-8.0 valkey-9.1"),
+        ("instantaneous_eventloop_duration_usec", "7.2 7.4 valkey-8.0 valkey-9.1"),
+        ("acl_access_denied_auth", "valkey-9.1"), ("acl_access_denied_cmd", "valkey-9.1"),
+        ("acl_access_denied_key", "valkey-9.1"), ("acl_access_denied_channel", "valkey-9.1"),
+        ("acl_access_denied_tls_cert", "valkey-9.1"), ("acl_access_denied_db", "valkey-9.1"),
     ),
     "replication": (
-        "role", "connected_slaves", ("replicas_waiting_psync", "valkey-8.0"), "master_failover_state",
+        "role", "connected_slaves", ("replicas_waiting_psync", "valkey-8.0 valkey-9.1"), "master_failover_state",
         "master_replid", "master_replid2", "master_repl_offset", "second_repl_offset", "repl_backlog_active",
         "repl_backlog_size", "repl_backlog_first_byte_offset", "repl_backlog_histlen",
     ),
     "cpu": (
         "used_cpu_sys", "used_cpu_user", "used_cpu_sys_children", "used_cpu_user_children",
-        "used_cpu_sys_main_thread", "used_cpu_user_main_thread",
+        "used_cpu_sys_main_thread", "used_cpu_user_main_thread", ("used_active_time_main_thread", "valkey-9.1"),
     ),
+    "tls": tuple((name, "valkey-9.1") for name in (
+        "tls_server_cert_serial", "tls_server_cert_expires_in_seconds", "tls_client_cert_serial",
+        "tls_client_cert_expires_in_seconds", "tls_ca_cert_serial", "tls_ca_cert_expires_in_seconds")),
     "cluster": ("cluster_enabled",),
+    "cluster_info": (),
+    "scriptingengines": tuple((name, "valkey-9.1") for name in (
+        "engines_count", "engines_total_used_memory", "engines_total_memory_overhead", "engine_0")),
     "debug": (
-        ("eventloop_duration_aof_sum", "7.2 7.4 valkey-8.0"), ("eventloop_duration_cron_sum", "7.2 7.4 valkey-8.0"),
-        ("eventloop_duration_max", "7.2 7.4 valkey-8.0"), ("eventloop_cmd_per_cycle_max", "7.2 7.4 valkey-8.0"),
+        ("eventloop_duration_aof_sum", "7.2 7.4 valkey-8.0 valkey-9.1"), ("eventloop_duration_cron_sum", "7.2 7.4 valkey-8.0 valkey-9.1"),
+        ("eventloop_duration_max", "7.2 7.4 valkey-8.0 valkey-9.1"), ("eventloop_cmd_per_cycle_max", "7.2 7.4 valkey-8.0 valkey-9.1"),
+        ("io_threaded_reads_pending", "valkey-9.1"), ("io_threaded_writes_pending", "valkey-9.1"),
         ("allocator_allocated_lua", "7.4"), ("allocator_active_lua", "7.4"), ("allocator_resident_lua", "7.4"),
         ("allocator_frag_bytes_lua", "7.4"),
     ),
@@ -138,7 +156,17 @@ FIELDS: Mapping[str, Tuple[Any, ...]] = {
 #: Sections whose lines are generated (one per command, error, db …) rather than listed above.
 GENERATED = ("modules", "commandstats", "errorstats", "latencystats", "keyspace")
 #: Sections a profile prints (Redis 7.0 has no Debug section).
-_PROFILE_SECTIONS = {"7.0": frozenset(SECTION_ORDER) - {"debug"}}
+_PROFILE_SECTIONS = {"7.0": frozenset(SECTION_ORDER) - {"debug"} - _VALKEY_9_SECTIONS,
+                     "valkey-9.1": frozenset(SECTION_ORDER)}
+_OLDER_SECTIONS = frozenset(SECTION_ORDER) - _VALKEY_9_SECTIONS
+
+
+def section_name(title: str) -> str:
+    """The section name (as INFO takes it) of a printed title: ``"Cluster Info"`` → ``"cluster_info"``."""
+    for name, printed in _TITLES.items():
+        if printed == title:
+            return name
+    raise KeyError(title)
 
 
 def field_names(profile_name: str, section: str) -> List[str]:
@@ -153,7 +181,7 @@ def field_names(profile_name: str, section: str) -> List[str]:
 
 def sections_of(profile_name: str) -> Tuple[str, ...]:
     """Every section ``profile_name`` can print, in order."""
-    allowed = _PROFILE_SECTIONS.get(profile_name, frozenset(SECTION_ORDER))
+    allowed = _PROFILE_SECTIONS.get(profile_name, _OLDER_SECTIONS)
     return tuple(s for s in SECTION_ORDER if s in allowed)
 
 
@@ -400,6 +428,15 @@ _STARTUP = {
 }
 
 
+#: What a keyspace line has after ``avg_ttl`` (hash fields with a TTL: the fake keeps none).
+_KEYSPACE_TAIL = {"7.4": ",subexpiry=0", "valkey-9.1": ",keys_with_volatile_items=0"}
+
+#: Valkey 9.1's Lua engine module as INFO Modules / Scripting Engines report it (live Valkey 9.1.2).
+LUA_MODULE_LINE = ("name=lua,ver=1,api=1,filters=0,usedby=[],using=[],"
+                   "options=[handle-repl-async-load|handle-atomic-slot-migration]")
+LUA_ENGINE_OVERHEAD = 56
+
+
 class InfoRenderer:
     """Renders INFO for one server: the fixed per-server values (run id, start time) live here."""
 
@@ -450,7 +487,8 @@ class InfoRenderer:
             "server_time_usec": now_ms * 1000, "uptime_in_seconds": uptime, "uptime_in_days": uptime // 86400,
             "hz": _int_config(snap, "hz", 10), "configured_hz": _int_config(snap, "hz", 10),
             "lru_clock": (now_ms // 1000) & 0xFFFFFF, "executable": sys.executable or "", "config_file": "",
-            "io_threads_active": 0, "availability_zone": "",
+            "io_threads_active": 0, "availability_zone": "", "valkey_release_stage": "ga",
+            "clients_hz": _int_config(snap, "hz", 10),
             "listener0": f"name=tcp,bind=*,bind=-::*,port={snap.port}",
         }
 
@@ -467,6 +505,7 @@ class InfoRenderer:
             "pubsub_clients": snap.pubsub_clients, "watching_clients": snap.watching_clients,
             "clients_in_timeout_table": timed, "total_watched_keys": snap.watched_keys,
             "total_blocking_keys": len(keys), "total_blocking_keys_on_nokey": len(nokey),
+            "paused_reason": "none", "paused_actions": "none", "paused_timeout_milliseconds": 0,
         }
 
     def _memory(self, snap: Snapshot) -> Tuple[int, int, int]:
@@ -508,7 +547,8 @@ class InfoRenderer:
             "mem_fragmentation_ratio": f"{rss / used:.2f}", "mem_fragmentation_bytes": rss - used,
             "mem_not_counted_for_evict": 0, "mem_replication_backlog": 0, "mem_total_replication_buffers": 0,
             "mem_clients_slaves": 0, "mem_clients_normal": overhead - startup, "mem_cluster_links": 0,
-            "mem_aof_buffer": 0, "mem_allocator": "jemalloc-5.3.0", "mem_overhead_db_hashtable_rehashing": 0,
+            "mem_aof_buffer": 0, "mem_allocator": "jemalloc-5.3.0", "mem_replicas_repl_buffer": 0,
+            "mem_cluster_slot_import": 0, "mem_cluster_slot_export": 0, "mem_overhead_db_hashtable_rehashing": 0,
             "active_defrag_running": 0, "lazyfree_pending_objects": 0, "lazyfreed_objects": 0,
         }
 
@@ -525,7 +565,8 @@ class InfoRenderer:
     def _val_stats(self, stats: ServerStats, snap: Snapshot, now_ms: int) -> Dict[str, Any]:
         values: Dict[str, Any] = {name: 0 for name in field_names(self.profile.table_name, "stats")}
         for name in ("instantaneous_input_kbps", "instantaneous_output_kbps", "instantaneous_input_repl_kbps",
-                     "instantaneous_output_repl_kbps", "expired_stale_perc"):
+                     "instantaneous_output_repl_kbps", "expired_stale_perc",
+                     "expired_keys_with_volatile_items_stale_perc"):
             values[name] = "0.00"
         values.update({
             "total_connections_received": stats.connections_received,
@@ -553,7 +594,24 @@ class InfoRenderer:
             "used_cpu_sys": f"{own.ru_stime:.6f}", "used_cpu_user": f"{own.ru_utime:.6f}",
             "used_cpu_sys_children": f"{children.ru_stime:.6f}", "used_cpu_user_children": f"{children.ru_utime:.6f}",
             "used_cpu_sys_main_thread": f"{own.ru_stime:.6f}", "used_cpu_user_main_thread": f"{own.ru_utime:.6f}",
+            "used_active_time_main_thread": f"{own.ru_stime + own.ru_utime:.6f}",
         }
+
+    def _val_tls(self, stats: ServerStats, snap: Snapshot, now_ms: int) -> Dict[str, Any]:
+        """No TLS: every certificate ``none``, expiring in 0 s (as Valkey 9.1.2 without TLS configured)."""
+        return {f"tls_{who}_cert_{what}": ("none" if what == "serial" else 0)
+                for who in ("server", "client", "ca") for what in ("serial", "expires_in_seconds")}
+
+    def _val_cluster_info(self, stats: ServerStats, snap: Snapshot, now_ms: int) -> Dict[str, Any]:
+        return {}  # standalone: the title alone
+
+    def _val_scriptingengines(self, stats: ServerStats, snap: Snapshot, now_ms: int) -> Dict[str, Any]:
+        """The one built-in engine (Lua), its memory the Lua VMs' (``used_memory_vm_total``)."""
+        base = _STARTUP[self.profile.server]
+        used = base["lua"] + base["vm_functions"]
+        return {"engines_count": 1, "engines_total_used_memory": used,
+                "engines_total_memory_overhead": LUA_ENGINE_OVERHEAD,
+                "engine_0": f"name=LUA,module=lua,abi_version=4,used_memory={used},memory_overhead={LUA_ENGINE_OVERHEAD}"}
 
     def _val_cluster(self, stats: ServerStats, snap: Snapshot, now_ms: int) -> Dict[str, Any]:
         return {"cluster_enabled": int(self.cluster_enabled)}
@@ -563,6 +621,8 @@ class InfoRenderer:
 
     # -- generated sections --------------------------------------------------------------------
     def _gen_modules(self, stats: ServerStats, snap: Snapshot) -> List[Tuple[str, Any]]:
+        if "lua_module_listed" in self.profile.features:
+            return [("module", LUA_MODULE_LINE)]
         return []
 
     def _gen_commandstats(self, stats: ServerStats, snap: Snapshot) -> List[Tuple[str, Any]]:
@@ -590,7 +650,7 @@ class InfoRenderer:
         return lines
 
     def _gen_keyspace(self, stats: ServerStats, snap: Snapshot) -> List[Tuple[str, Any]]:
-        sub = ",subexpiry=0" if self.profile.table_name == "7.4" else ""
+        sub = _KEYSPACE_TAIL.get(self.profile.table_name, "")
         return [(f"db{db}", f"keys={keys},expires={expires},avg_ttl={avg}{sub}")
                 for db, (keys, expires, avg) in sorted(snap.keyspace.items()) if keys]
 
@@ -624,4 +684,4 @@ def listed_fields(profile_name: str, sections: Iterable[str] = SECTION_ORDER) ->
 
 
 __all__ = ["DEFAULT_SECTIONS", "FIELDS", "InfoRenderer", "SECTION_ORDER", "ServerStats", "Snapshot",
-           "command_stat_name", "field_names", "human_bytes", "key_bytes", "select", "value_bytes"]
+           "command_stat_name", "field_names", "human_bytes", "key_bytes", "section_name", "select", "value_bytes"]

@@ -28,10 +28,10 @@ one per line, then the way out. :func:`render` is the text of the pytest failure
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
+from typing import TYPE_CHECKING, AbstractSet, Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
 from .commands import COMMANDS
-from .groups import INVALID_ENTRIES_READ, NEVER_ACTIVE, ConsumerGroup, group_lag
+from .groups import INVALID_ENTRIES_READ, NEVER_ACTIVE, ConsumerGroup, lag_of
 from .ids import MAX_ID as _MAX
 from .ids import MIN_ID as _MIN
 from .profiles import FEATURES, PROFILES
@@ -158,7 +158,7 @@ def _value(db: Any, key: bytes) -> object:
     return None if item is None else item.value
 
 
-def _group_view(stream: Stream, key: bytes, group: ConsumerGroup, now_ms: int, behind_first: bool) -> GroupView:
+def _group_view(stream: Stream, key: bytes, group: ConsumerGroup, now_ms: int, features: AbstractSet[str]) -> GroupView:
     consumers = tuple(
         ConsumerView(
             name=_text(c.name),
@@ -185,13 +185,13 @@ def _group_view(stream: Stream, key: bytes, group: ConsumerGroup, now_ms: int, b
         name=_text(group.name),
         last_id=str(group.last_id),
         entries_read=None if group.entries_read == INVALID_ENTRIES_READ else group.entries_read,
-        lag=group_lag(stream, group, behind_first),  # as XINFO on this profile (Redis 8 rules: groups.py)
+        lag=lag_of(stream, group, features),  # as XINFO on this profile (Redis 8 / Valkey 9 rules: groups.py)
         consumers=consumers,
         pending=pending,
     )
 
 
-def _stream_view(stream: Stream, key: bytes, db: int, now_ms: int, behind_first: bool = False) -> StreamView:
+def _stream_view(stream: Stream, key: bytes, db: int, now_ms: int, features: AbstractSet[str] = frozenset()) -> StreamView:
     entries = tuple(
         Entry(str(sid), {_text(f): _text(v) for f, v in zip(fields[::2], fields[1::2])})
         for sid, fields in stream.range(_MIN, _MAX)
@@ -205,7 +205,7 @@ def _stream_view(stream: Stream, key: bytes, db: int, now_ms: int, behind_first:
         max_deleted_entry_id=str(stream.max_deleted_entry_id),
         entries_added=stream.entries_added,
         entries=entries,
-        groups=tuple(_group_view(stream, key, g, now_ms, behind_first) for g in stream.groups.values()),
+        groups=tuple(_group_view(stream, key, g, now_ms, features) for g in stream.groups.values()),
     )
 
 
@@ -232,8 +232,7 @@ def stream_view(server: FakeStreamsServer, key: Text, db: int = 0) -> StreamView
         database = _databases(server).get(db)
         value = None if database is None else _value(database, raw)
         if isinstance(value, Stream):
-            return _stream_view(value, raw, db, server.clock.now_ms(),
-                                server.profile.has("lag_behind_first_estimated"))
+            return _stream_view(value, raw, db, server.clock.now_ms(), server.profile.features)
     what = "no stream" if value is None else f"a key of type {_type_name(value)!r}, not a stream,"
     streams = [k for d, k in stream_keys(server, db)]
     listed = "".join(f"\n- {k!r}" for k in streams) if streams else "\n(none)"
@@ -356,6 +355,12 @@ _FEATURE_COMMANDS = {
     "approx_trim_ref_policies": "XADD, XTRIM (~)",
     "xreadgroup_claim": "XREADGROUP (CLAIM, also BLOCK)",
     "stream_idmp": "XADD (IDMP, IDMPAUTO), XCFGSET, XINFO STREAM",
+    "reestimating_read_counter": "XREADGROUP, XINFO GROUPS, XINFO STREAM FULL",
+    "unshared_small_integers": "OBJECT REFCOUNT",
+    "embstr_holds_the_key": "OBJECT ENCODING",
+    "noauth_before_command_checks": "every command (requirepass)",
+    "no_multi_names_the_command": "MULTI, WATCH, SAVE (in MULTI)",
+    "lua_module_listed": "HELLO, INFO",
 }
 
 

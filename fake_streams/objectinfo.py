@@ -7,6 +7,10 @@ ENCODING is the encoding the profile's server gives a value with these contents 
 (``object.c`` ``strEncoding``; the conversions of t_string.c, t_list.c, t_set.c, t_hash.c, t_zset.c):
 
 * string: ``int`` (canonical int64 text of at most 20 bytes), ``embstr`` (at most 44 bytes), else ``raw``;
+  Valkey 9.1 (feature ``embstr_holds_the_key``) embeds the key with the value in one allocation of at most
+  128 bytes (:func:`valkey_embeds`; measured on Valkey 9.1.2 for keys written fresh, with or without a TTL,
+  every key and value length). Not modelled: a value written over a key that already had an expiry keeps
+  8 bytes for it there (so up to 8 bytes shorter values embed); the fake reports the fresh-key rule;
 * list: ``quicklist`` on Redis 7.0; from 7.2 ``listpack`` while its listpack would fit
   ``list-max-listpack-size`` (negative: 4/8/16/32/64 KiB; positive: that many entries within 8 KiB), else
   ``quicklist``;
@@ -23,7 +27,7 @@ reports the small encoding. String values the server makes ``raw`` whatever thei
 SETRANGE, SETBIT results) report by length too.
 
 REFCOUNT: 1, or ``2147483647`` (``OBJ_SHARED_REFCOUNT``) for the shared integers 0..9999 while no
-``maxmemory`` with an LRU/LFU policy is set. IDLETIME / FREQ: the fake does not track key accesses, so
+``maxmemory`` with an LRU/LFU policy is set (never on Valkey 9.1: feature ``unshared_small_integers``). IDLETIME / FREQ: the fake does not track key accesses, so
 IDLETIME answers 0 (a key just used) and FREQ answers ``LFU_INIT_VAL`` (5) under an LFU policy; the errors
 when the policy does not track them are the server's. A missing key is a nil reply.
 """
@@ -44,6 +48,8 @@ SHARED_REFCOUNT = 2147483647
 SHARED_INTEGERS = 10000
 #: ``OBJ_ENCODING_EMBSTR_SIZE_LIMIT``
 EMBSTR_MAX = 44
+#: Valkey 9.1: the one allocation an embedded string object (header, key, expiry, value) may take.
+EMBED_LIMIT = 128
 #: ``LFU_INIT_VAL``
 LFU_INIT = 5
 #: quicklist ``optimization_level`` (bytes) for ``list-max-listpack-size`` -1 … -5, and ``SIZE_SAFETY_LIMIT``
@@ -107,8 +113,10 @@ def object_command(profile: Any, sub: bytes, args: List[bytes], lookup: Callable
     policy = str(config("maxmemory-policy") or "noeviction").lower()
     lfu = "lfu" in policy
     if name == b"encoding":
-        return encoding(profile, value, config).encode(), None
+        return encoding(profile, value, config, bytes(args[0])).encode(), None
     if name == b"refcount":
+        if "unshared_small_integers" in profile.features:
+            return 1, None
         return refcount(value, config, policy), None
     if name == b"idletime":
         return (None, _LFU_SELECTED) if lfu else (0, None)
@@ -132,14 +140,17 @@ def _kind(value: Any) -> str:
     return model.decode() if isinstance(model, bytes) else type(value).__name__
 
 
-def encoding(profile: Any, value: Any, config: Config) -> str:
-    """The encoding name ``strEncoding`` would give ``value`` on ``profile`` (see the module docstring)."""
+def encoding(profile: Any, value: Any, config: Config, key: bytes = b"") -> str:
+    """The encoding name ``strEncoding`` would give ``value`` (stored at ``key``) on ``profile`` (see the module
+    docstring)."""
     kind = _kind(value)
     since_72 = profile.name != "7.0"
     if kind == "string":
         raw = value if isinstance(value, (bytes, bytearray)) else str(value).encode()
         if len(raw) <= 20 and parse_i64(bytes(raw)) is not None:
             return "int"
+        if "embstr_holds_the_key" in profile.features:
+            return "embstr" if valkey_embeds(len(key), len(raw)) else "raw"
         return "embstr" if len(raw) <= EMBSTR_MAX else "raw"
     if kind == "stream":
         return "stream"
@@ -164,6 +175,23 @@ def _limits(config: Config) -> Encodings:
                      zset_max_listpack_value=s("zset-max-listpack-value"),
                      hash_max_listpack_entries=s("hash-max-listpack-entries"),
                      hash_max_listpack_value=s("hash-max-listpack-value"))
+
+
+def _sds_size(length: int, smallest_header: int) -> int:
+    """Bytes of an sds string of ``length``: header (type 5 is 1 byte, types 8/16/32/64 3/5/9/17), text, NUL."""
+    headers = ((1 << 5, 1), (1 << 8, 3), (1 << 16, 5), (1 << 32, 9))
+    header = next((h for limit, h in headers if length < limit and h >= smallest_header), 17)
+    return header + length + 1
+
+
+def valkey_embeds(key_len: int, value_len: int) -> bool:
+    """Valkey 9.1's embstr test for a key written fresh: an 8-byte object header, the key (a size byte and its
+    sds) and the value (an sds of type 8 or more) within :data:`EMBED_LIMIT` bytes. O(1).
+
+    Measured on Valkey 9.1.2: key 1 byte → values up to 112 bytes embed, key 31 → 82, key 32 → 79, key 100 → 11
+    (the same with ``SET … EX`` or a later EXPIRE)."""
+    size = 8 + 1 + _sds_size(key_len, 1) + _sds_size(value_len, 3)
+    return size <= EMBED_LIMIT
 
 
 def _bytes(x: Any) -> bytes:

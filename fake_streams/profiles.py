@@ -1,10 +1,11 @@
-"""Version profiles: what differs between Redis 7.0, 7.2, 7.4, 8.0 … 8.10 and Valkey 8.0 for stream commands
-(spec §6; Redis 8: the addendum streams-redis8.md §0.3 and docs/redis8-choices.md).
+"""Version profiles: what differs between Redis 7.0, 7.2, 7.4, 8.0 … 8.10, Valkey 8.0 and Valkey 9.1 for stream
+commands (spec §6, §9; Redis 8: the addendum streams-redis8.md §0.3 and docs/redis8-choices.md).
 
 Handlers ask for features (``profile.has("xread_plus_id")``), never compare version numbers, and
 resolve error texts through ``profile.errors`` (the base table of :mod:`fake_streams.errors` with
 this profile's overrides applied). Users name profiles by the public strings ``"7.0"``, ``"7.2"``,
-``"7.4"`` (default), ``"valkey-8.0"`` and ``"8.0"``, ``"8.2"``, ``"8.4"``, ``"8.6"``, ``"8.8"``, ``"8.10"``.
+``"7.4"`` (default), ``"valkey-8.0"``, ``"8.0"``, ``"8.2"``, ``"8.4"``, ``"8.6"``, ``"8.8"``, ``"8.10"`` and ``"valkey-9.1"``
+(Valkey 9.1.2 exactly: checked against the live server, which is its oracle with no declared difference).
 """
 
 from __future__ import annotations
@@ -29,12 +30,20 @@ FEATURES: Mapping[str, str] = MappingProxyType(
         "block_timeout_range_check": "BLOCK refuses a timeout whose deadline would overflow int64: 'timeout is out of range' (R7.2+; 7.0 blocks) [timeout.c]",
         # Redis 8 (docs/redis8-choices.md; spec addendum streams-redis8.md §0.3)
         "lag_behind_first_estimated": "a group whose last ID is behind the first entry has its entries-read estimated, not counted (R8.0, #13958) [A9]",
-        "xread_plus_empty_nil": "XREAD '+' on a stream whose last ID is 0-0 reads nothing (nil, or blocks) instead of the error (measured on R8.2.3; assumed from R8.0)",
+        "xread_plus_empty_nil": "XREAD '+' on a stream whose last ID is 0-0 reads nothing (nil, or blocks) instead of the error (measured on R8.2.3 and V9.1.2; assumed from R8.0)",
         "stream_ref_policies": "XDELEX, XACKDEL, KEEPREF/DELREF/ACKED on XADD/XTRIM (R8.2.0) [A1, A2]",
         "entriesread_capped": "XGROUP CREATE/SETID store ENTRIESREAD capped at entries-added (R8.2.2) [A3]",
         "xreadgroup_claim": "XREADGROUP … CLAIM min-idle-time: idle pending entries first, 4-element entries (R8.4.0) [A4]",
         "stream_idmp": "XADD IDMP/IDMPAUTO, XCFGSET, the six XINFO STREAM IDMP fields (R8.6.0) [A5]",
         "approx_trim_ref_policies": "`~` trimming honours DELREF/ACKED; before, it deletes nothing (R8.2.7, R8.4.4, R8.6.0) [A2]",
+        # Valkey 9.1.2 (observed on the live server; spec §9)
+        "reestimating_read_counter": "entries-read / lag with Valkey 9's tombstone rules: any deleted ID after the cursor counts, an ID below max-deleted-entry-id is unknown, a '>' delivery counts on only from a known position (V9.1) [spec §9 item 1]",
+        "unshared_small_integers": "OBJECT REFCOUNT of a small integer string is 1: values are not the shared integers (V9.1)",
+        "embstr_holds_the_key": "embstr: the key, its expiry and the value fit one 128-byte allocation, not a 44-byte value limit (V9.1)",
+        "noauth_before_command_checks": "an unauthenticated client gets NOAUTH before unknown-command / arity errors (V9.1)",
+        "no_multi_names_the_command": "a command refused inside MULTI is named: \"ERR Command 'watch' not allowed inside a transaction\" (V9.1)",
+        "lua_module_listed": "HELLO 'modules' and INFO Modules list the built-in lua scripting engine module (V9.1)",
+        "valkey_9_script_texts": "the scripting engine's texts of Valkey 9: error suffix without the sha, 'This Valkey command', 'SCRIPT KILL.' / 'FUNCTION KILL.', 'Could not find scripting engine', function registration errors unframed (V9.1)",
     }
 )
 
@@ -42,15 +51,21 @@ FEATURES: Mapping[str, str] = MappingProxyType(
 REDIS8_FEATURES = frozenset({"lag_behind_first_estimated", "xread_plus_empty_nil", "xreadgroup_claim", "stream_idmp",
                              "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies"})
 _ALL = frozenset(FEATURES)
-_R7 = _ALL - REDIS8_FEATURES
+#: What only Valkey 9.1 does; the Redis and Valkey 8 profiles have none of it.
+_VALKEY_9 = frozenset({
+    "reestimating_read_counter", "unshared_small_integers", "embstr_holds_the_key", "noauth_before_command_checks",
+    "no_multi_names_the_command", "lua_module_listed", "valkey_9_script_texts",
+})
+#: the Redis 7.x / Valkey 8.0 feature set: neither Redis 8's nor Valkey 9's switches
+_R7 = _ALL - REDIS8_FEATURES - _VALKEY_9
 
 
 @dataclass(frozen=True)
 class Profile:
     """One emulated server version. Immutable; shared by every connection of a server."""
 
-    name: str  # public name: "7.0", "7.2", "7.4", "valkey-8.0", "8.0" … "8.10"
-    spec_key: str  # spec version key: "R7.0", "R7.2", "R7.4", "V8"
+    name: str  # public name: "7.0", "7.2", "7.4", "valkey-8.0", "8.0" … "8.10", "valkey-9.1"
+    spec_key: str  # spec version key: "R7.0", "R7.2", "R7.4", "V8", "R8.0" …, "V9.1"
     server: str  # "redis" or "valkey" (HELLO 'server')
     redis_version: str  # INFO redis_version / HELLO 'version' for redis
     valkey_version: Optional[str]  # INFO valkey_version (valkey only)
@@ -173,8 +188,18 @@ R8_8 = _redis8("8.8", 0, _R8_6_ADDITIONS)
 R8_10 = _redis8("8.10", 1, _R8_6_ADDITIONS)
 REDIS8_PROFILES = (R8_0, R8_2, R8_4, R8_6, R8_8, R8_10)
 
+V9_1 = Profile(
+    name="valkey-9.1",
+    spec_key="V9.1",
+    server="valkey",
+    redis_version="7.2.4",  # INFO redis_version of Valkey 9.1.2 (the compatibility version it reports)
+    valkey_version="9.1.2",
+    features=_R7 | _VALKEY_9 | {"xread_plus_empty_nil"},
+    error_overrides=V8_0.error_overrides,
+)
+
 PROFILES: Mapping[str, Profile] = MappingProxyType(
-    {p.name: p for p in (R7_0, R7_2, R7_4, V8_0, *REDIS8_PROFILES)}
+    {p.name: p for p in (R7_0, R7_2, R7_4, V8_0, *REDIS8_PROFILES, V9_1)}
 )
 DEFAULT_PROFILE = R7_4
 

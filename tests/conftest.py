@@ -76,13 +76,15 @@ CONFORMANCE_DIR = Path(__file__).parent / "conformance"
 
 
 def _repeats_a_target(item: pytest.Item) -> bool:
-    """A ``pair`` parameter of a second profile on an oracle whose main profile runs the same test (Valkey 9.1
-    as "valkey-8.0" beside it as "7.4"), outside tests/conformance: the same commands on the same server again.
-    tests/conformance keeps it in the fast loop (the raw-reply scenarios and every error text, seconds)."""
+    """A ``pair`` parameter of a profile an oracle stands in for, beside the profile emulating that oracle exactly
+    (Valkey 9.1.2 as "7.4" / "valkey-8.0" beside "valkey-9.1"), outside tests/conformance: the same commands on
+    the same server again. tests/conformance keeps the first stand-in in the fast loop (the raw-reply scenarios
+    and every error text, seconds) and leaves the second one (``Target.repeat``) to the full run."""
     callspec = getattr(item, "callspec", None)
     target = callspec.params.get("conformance_target") if callspec is not None else None
-    return (target is not None and getattr(target, "main", True) is False
-            and CONFORMANCE_DIR not in Path(str(item.path)).parents)
+    if target is None or getattr(target, "main", True):
+        return False
+    return getattr(target, "repeat", False) or CONFORMANCE_DIR not in Path(str(item.path)).parents
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:

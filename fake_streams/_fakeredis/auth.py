@@ -129,6 +129,12 @@ def hello_auth(sock: Any, args: List[bytes]) -> List[bytes]:
     return out
 
 
+def needs_auth(sock: Any, fields: List[bytes]) -> bool:
+    """Whether ``fields`` gets NOAUTH for ``sock`` whatever the command is (not authenticated, not AUTH / HELLO /
+    QUIT / RESET). O(1)."""
+    return not passed(sock, sock._server) and bytes(fields[0]).lower() not in NO_AUTH_COMMANDS
+
+
 def gate(sock: Any, fields: List[bytes], cmd: str, profile: Any) -> Optional[str]:
     """The error the server answers before running ``fields`` for ``sock`` (NOAUTH, NOPERM), or None.
 
@@ -256,5 +262,5 @@ def stream_keys(spec_name: str, fields: List[bytes]) -> List[bytes]:
     return fields[1:2]
 
 
-__all__ = ["NOAUTH", "WRONGPASS", "auth_command", "authenticate", "command_keys", "default_open", "gate",
+__all__ = ["NOAUTH", "WRONGPASS", "auth_command", "authenticate", "command_keys", "default_open", "gate", "needs_auth",
            "hello_auth", "install", "passed", "set_requirepass", "stream_keys"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
-from typing import Any, Callable, Tuple
+from typing import Any, Callable, Dict, Tuple
 
 from . import auth
 from .overrides import override, signature
@@ -35,8 +35,13 @@ def hello(sock: Any, *args: bytes) -> Any:
         b"id": data["id"],
         b"mode": b"standalone" if sock._sf_session.server.cluster_node is None else b"cluster",
         b"role": b"master",
-        b"modules": [],
+        b"modules": [lua_module()] if "lua_module_listed" in profile.features else [],
     }
+
+
+def lua_module() -> Dict[bytes, Any]:
+    """Valkey 9.1's built-in scripting engine module as HELLO lists it (a new map each time)."""
+    return {b"name": b"lua", b"ver": 1, b"path": b"lua", b"args": []}
 
 
 @override("info")

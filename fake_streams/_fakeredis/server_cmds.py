@@ -100,6 +100,8 @@ def _refused_in_multi(sock: Any, name: str) -> bool:
 @override("multi", "watch", "save")
 def _no_multi(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
     if _refused_in_multi(sock, name):
+        if "no_multi_names_the_command" in sock._sf_session.server.profile.features:
+            raise SimpleError(f"ERR Command '{name}' not allowed inside a transaction")  # Valkey 9.1: cmd->fullname
         raise SimpleError(NOT_IN_MULTI)
     return base()
 

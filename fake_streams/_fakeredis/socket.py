@@ -23,7 +23,7 @@ import collections
 import functools
 import itertools
 import time
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import redis.exceptions
 
@@ -97,13 +97,17 @@ class StreamsSocketMixin:
         """:func:`.auth.gate` (NOAUTH, NOPERM) after the checks the server makes first (the command exists and has
         its arity, else fakeredis answers those): True if it answered the refusal instead of the command."""
         cmd, args = extract_command(fields)
+        profile = session.server.profile
         try:
             _, sig = self._name_to_func(cmd)
             sig.check_arity(args, self.version)  # type: ignore[attr-defined]
         except SimpleError:
             self._sf_name = None
-            return False
-        line = auth.gate(self, list(fields), cmd, session.server.profile)
+            if not ("noauth_before_command_checks" in profile.features and auth.needs_auth(self, fields)):
+                return False
+            line: Optional[str] = auth.NOAUTH  # Valkey 9.1: authentication before the command's existence / arity
+        else:
+            line = auth.gate(self, list(fields), cmd, profile)
         if line is None:
             return False
         if cmd == "exec":  # rejectCommand on EXEC: execCommandAbort, the transaction and watches go

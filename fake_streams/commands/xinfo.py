@@ -17,7 +17,7 @@ from itertools import islice
 from typing import Iterable, List, Optional, Tuple, TypeVar
 
 from ..errors import ReplyError
-from ..groups import INVALID_ENTRIES_READ, NEVER_ACTIVE, ConsumerGroup, group_lag
+from ..groups import INVALID_ENTRIES_READ, NEVER_ACTIVE, ConsumerGroup, lag_of
 from ..idmp import IdmpState, state_of
 from ..ids import MAX_ID, MIN_ID, parse_i64
 from ..reply import Reply, Status, as_i64, entries, entry, help_reply, map_reply
@@ -168,7 +168,7 @@ def _full_group(ctx: Context, stream: Stream, group: ConsumerGroup, count: int) 
             (b"name", group.name),
             (b"last-delivered-id", group.last_id.encode()),
             (b"entries-read", _entries_read(group)),
-            (b"lag", _i64(group_lag(stream, group, ctx.profile.has("lag_behind_first_estimated")))),
+            (b"lag", _i64(lag_of(stream, group, ctx.profile.features))),
             (b"pel-count", len(group.pel)),
             (b"pending", pending),
             (b"consumers", consumers),
@@ -188,7 +188,7 @@ def xinfo_groups(ctx: Context, args: List[bytes]) -> List[Reply]:
                 (b"pending", len(group.pel)),
                 (b"last-delivered-id", group.last_id.encode()),
                 (b"entries-read", _entries_read(group)),
-                (b"lag", _i64(group_lag(stream, group, ctx.profile.has("lag_behind_first_estimated")))),
+                (b"lag", _i64(lag_of(stream, group, ctx.profile.features))),
             ],
         )
         for group in stream.groups.values()

@@ -56,7 +56,15 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple, Union
 
 from ..errors import ReplyError
-from ..groups import Consumer, ConsumerGroup, PendingEntry, advance_entries_read, counter_usable, has_tombstones
+from ..groups import (
+    INVALID_ENTRIES_READ,
+    Consumer,
+    ConsumerGroup,
+    PendingEntry,
+    advance_entries_read,
+    counter_usable,
+    has_tombstones,
+)
 from ..ids import MAX_ID, MIN_ID, MIN_KEY, StreamID, id_of, key_of, parse_i64, parse_strict_id
 from ..reply import EntryReply, Reply, as_i64, entries_of, keyed_reply
 from ..stream import Stream
@@ -242,16 +250,21 @@ def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: C
     keys, encs, fields = stream.slice_after(key_of(group.last_id), count)
     if not keys:
         return []
-    behind_first = "lag_behind_first_estimated" in ctx.profile.features
-    if counter_usable(stream, group, behind_first) and (
-        stream.max_deleted_entry_id == MIN_ID
-        or not has_tombstones(stream, group.last_id if behind_first else id_of(keys[0]))
-    ):
+    behind_first = "lag_behind_first_estimated" in ctx.profile.features  # Redis 8.0+
+    reestimate = "reestimating_read_counter" in ctx.profile.features  # Valkey 9.1
+    if reestimate:
+        counted = (group.entries_read != INVALID_ENTRIES_READ and stream.max_deleted_entry_id == MIN_ID
+                   and group.last_id >= stream.first_id)
+    else:
+        counted = counter_usable(stream, group, behind_first) and (
+            stream.max_deleted_entry_id == MIN_ID
+            or not has_tombstones(stream, group.last_id if behind_first else id_of(keys[0])))
+    if counted:
         group.entries_read += len(keys)  # no tombstone at/after the first ID: none after the later ones either
     else:
         for k in keys:
             sid = id_of(k)
-            advance_entries_read(stream, group, sid, behind_first)
+            advance_entries_read(stream, group, sid, behind_first, reestimate)
             group.last_id = sid  # the next entry's check sees this one as the group's last ID
     group.last_id = id_of(keys[-1])
     if not noack:

@@ -65,11 +65,13 @@ class Host(Protocol):
 
 
 class Texts:
-    """The profile's script error texts (Redis 7.x or Valkey)."""
+    """The profile's script error texts (Redis 7.x, Valkey 8.0, or Valkey 9's rewritten engine: feature
+    ``valkey_9_script_texts``, the texts of live Valkey 9.1.2)."""
 
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, valkey_9: bool = False) -> None:
         valkey = server == "valkey"
         self.valkey = valkey
+        self.valkey_9 = valkey_9
         self.unknown = "ERR Unknown command called from script" if valkey else \
             "ERR Unknown Redis command called from script"
         self.arity = "ERR Wrong number of args calling command from script" if valkey else \
@@ -85,11 +87,25 @@ class Texts:
         self.busy_eval = BUSY.format(server=server, kill="SCRIPT")
         self.busy_function = BUSY.format(server=server, kill="FUNCTION")
         self.killed_eval = self.killed_function = "ERR Script killed by user with SCRIPT KILL..."
+        if valkey_9:
+            self.noscript_cmd = "ERR This Valkey command is not allowed from script"
+            self.killed_eval = "ERR Script killed by user with SCRIPT KILL."
+            self.killed_function = "ERR Script killed by user with FUNCTION KILL."
 
-    @staticmethod
-    def suffix(sha: str, source: bytes, line: Any) -> bytes:
-        """`` script: <sha or function>, on <source>:<line>.`` (Redis 7.x and Valkey 8.0 alike)."""
-        return b" script: " + sha.encode() + b", on " + source + b":" + str(line).encode() + b"."
+    def suffix(self, sha: str, source: bytes, line: Any) -> bytes:
+        """`` script: <sha or function>, on <source>:<line>.`` (Redis 7.x and Valkey 8.0 alike); Valkey 9:
+        `` script: on <source>:<line>.``."""
+        where = b" script: on " if self.valkey_9 else b" script: " + sha.encode() + b", on "
+        return where + source + b":" + str(line).encode() + b"."
+
+    def unknown_engine(self, shebang_engine: bytes) -> str:
+        """A script shebang naming another engine than lua (``#!x``)."""
+        if self.valkey_9:
+            return f"ERR Could not find scripting engine '{shebang_engine[2:].decode('utf-8', 'replace')}'"
+        return f"ERR Unexpected engine in script shebang: {shebang_engine.decode('utf-8', 'replace')}"
+
+
+_REDIS_TEXTS = Texts("redis")
 
 
 class Script:
@@ -149,7 +165,7 @@ def sha1_of(body: bytes) -> str:
     return hashlib.sha1(body).hexdigest()
 
 
-def parse_shebang(body: bytes) -> Tuple[Optional[frozenset], int, Optional[str]]:
+def parse_shebang(body: bytes, texts: Optional[Texts] = None) -> Tuple[Optional[frozenset], int, Optional[str]]:
     """``(flags or None for no shebang, shebang length, error)`` as evalExtractShebangFlags."""
     if not body.startswith(b"#!"):
         return None, 0, None
@@ -160,7 +176,7 @@ def parse_shebang(body: bytes) -> Tuple[Optional[frozenset], int, Optional[str]]
     if not parts:
         return None, 0, "ERR Invalid engine in script shebang"
     if parts[0] != b"#!lua":
-        return None, 0, f"ERR Unexpected engine in script shebang: {parts[0].decode('utf-8', 'replace')}"
+        return None, 0, (texts or _REDIS_TEXTS).unknown_engine(parts[0])
     flags: set = set()
     for part in parts[1:]:
         if not part.startswith(b"flags="):
@@ -180,7 +196,7 @@ class ScriptEngine:
 
     def __init__(self, profile: Any) -> None:
         self.profile = profile
-        self.texts = Texts(profile.server)
+        self.texts = Texts(profile.server, "valkey_9_script_texts" in profile.features)
         parts = [int(p) for p in profile.redis_version.split(".")]
         self._version = profile.redis_version
         self._version_num = (parts[0] << 16) | (parts[1] << 8) | parts[2]
@@ -257,7 +273,7 @@ class ScriptEngine:
         script = self.scripts.get(sha)
         if script is not None:
             return sha, script
-        flags, shebang_len, problem = parse_shebang(body)
+        flags, shebang_len, problem = parse_shebang(body, self.texts)
         if problem:
             raise ScriptError(problem)
         fn, message = self.runtime.compile(body[shebang_len:])

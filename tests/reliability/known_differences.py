@@ -1,5 +1,9 @@
 """Documented differences between the Valkey 9.1.2 oracle and the fake's "7.4" profile, modelled precisely.
 
+They apply only where Valkey 9.1.2 stands in for a profile ("7.4", "valkey-8.0"): against the "valkey-9.1"
+profile, which implements these Valkey 9 behaviours (profile features ``reestimating_read_counter``,
+``xread_plus_empty_nil``, ``no_multi_names_the_command``), every reply must be equal.
+
 Valkey 9.1.2 stands in for Redis 7.4 / Valkey 8 (spec §9), but it has the newer consumer-group counter
 algorithm (the one spec §4 calls R8m, with one more rule for the read counter). The fake follows 7.4, so
 on these points the oracle is *expected* to differ. Rather than ignoring ``entries-read`` / ``lag`` on Valkey,

@@ -19,6 +19,7 @@ from fake_streams.groups import (
     estimate_distance,
     group_lag,
     has_tombstones,
+    lag_of,
 )
 from fake_streams.ids import MIN_ID, key_of
 from fake_streams.stream import Stream
@@ -165,6 +166,12 @@ def test_repr_reads_like_the_state():
 
 
 # ---------------------------------------------------------------------------------- lag arithmetic (§4)
+def _xinfo_group(ctx, key="s"):
+    fields = ctx.run("XINFO", "GROUPS", key)[0]
+    info = dict(zip(fields[::2], fields[1::2]))
+    return info[b"entries-read"], info[b"lag"]
+
+
 def stream_of(n):
     stream = Stream()
     for i in range(1, n + 1):
@@ -255,9 +262,11 @@ def test_lag_after_trim_keeps_the_old_algorithm():
     assert group_lag(stream, group) == 4
 
 
-def test_lag_when_the_tombstone_after_the_group_was_trimmed():
-    """spec §9 item 1: Valkey 8 / Redis 7.4 answer 3 (Valkey 9.1 answers nil)."""
-    ctx = DictContext("valkey-8.0")
+@pytest.mark.parametrize("version, lag", [("valkey-8.0", 3), ("valkey-9.1", None)])
+def test_lag_when_the_tombstone_after_the_group_was_trimmed(version, lag):
+    """spec §9 item 1: Valkey 8 / Redis 7.4 answer 3, Valkey 9.1.2 answers nil (its rules: the tombstone before
+    the first entry still counts)."""
+    ctx = DictContext(version)
     for i in range(1, 7):
         ctx.run("XADD", "s", f"{i}-0", "f", "v")
     ctx.run("XGROUP", "CREATE", "s", "g", "0")
@@ -267,7 +276,8 @@ def test_lag_when_the_tombstone_after_the_group_was_trimmed():
     stream = ctx.keyspace[b"s"]
     group = stream.groups[b"g"]
     assert (group.last_id, group.entries_read, stream.max_deleted_entry_id) == (sid(3), 3, sid(4))
-    assert group_lag(stream, group) == 3
+    assert lag_of(stream, group, ctx.profile.features) == lag
+    assert _xinfo_group(ctx) == (3, lag)
 
 
 def test_advance_entries_read_estimates_when_unknown():
@@ -279,3 +289,37 @@ def test_advance_entries_read_estimates_when_unknown():
     group = create_group(empty, b"g", MIN_ID)
     advance_entries_read(empty, group, sid(1))  # nothing ever added: left unknown
     assert group.entries_read == INVALID_ENTRIES_READ
+
+
+# ------------------------------------------------------------------------- Valkey 9.1's read counter
+@pytest.mark.parametrize("version, after_3, after_4", [
+    ("7.4", (2, 2), (3, 1)),  # Redis 7.0.15 (observed) and 7.4: the counter counts on past the tombstone
+    ("valkey-9.1", (None, None), (4, 0)),  # Valkey 9.1.2 (observed): unknown, then re-estimated at the last ID
+])
+def test_tombstone_between_two_reads(version, after_3, after_4):
+    ctx = DictContext(version)
+    for i in (1, 2, 3):
+        ctx.run("XADD", "s", f"{i}-0", "f", "v")
+    ctx.run("XGROUP", "CREATE", "s", "g", "0")
+    ctx.run("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "s", ">")
+    ctx.run("XDEL", "s", "2-0")
+    ctx.run("XADD", "s", "4-0", "f", "v")
+    ctx.run("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "s", ">")  # 3-0
+    assert _xinfo_group(ctx) == after_3
+    ctx.run("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "s", ">")  # 4-0
+    assert _xinfo_group(ctx) == after_4
+
+
+def test_valkey_9_tombstones_and_estimates():
+    """Valkey 9.1: a deleted ID before the first entry still counts as a tombstone; an ID below
+    max-deleted-entry-id has no estimate (0-0 and the last ID keep theirs)."""
+    stream = stream_of(5)
+    stream.delete(sid(1))
+    assert stream.first_id == sid(2) and stream.max_deleted_entry_id == sid(1)
+    assert not has_tombstones(stream, MIN_ID)
+    assert has_tombstones(stream, MIN_ID, reestimate=True)
+    assert estimate_distance(stream, MIN_ID, reestimate=True) == 1  # entries_added - length
+    stream.delete(sid(3))
+    assert estimate_distance(stream, sid(2), reestimate=True) == INVALID_ENTRIES_READ
+    assert estimate_distance(stream, sid(5), reestimate=True) == 5
+

@@ -1,0 +1,80 @@
+"""redis-py's own stream tests on the fake's profiles (see harness.py), with real servers as the reference.
+
+* A profile with an oracle here — "valkey-9.1" (Valkey 9.1.2) and "7.0" (Redis 7.0.15): redis-py's tests run
+  against the real server and against the fake; every test must have the same outcome on both (passed,
+  failed or skipped: the gates read the same ``redis_version``).
+* The other profiles — "7.4" and every Redis 8.x profile the fake has: every test that is not skipped must
+  pass, except the ones in :data:`DOCUMENTED`, each with why the fake is right there.
+
+Marked slow: a run of redis-py's suite is seconds per server (the full run, as .ci/run does, has them all).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fake_streams.profiles import PROFILES
+from tests.conformance import conftest as _conformance
+from tests.conformance.conftest import TARGETS
+
+from .conftest import RESULTS
+from .harness import FakeServerProcess, redispy_version, run_suite
+
+pytestmark = [pytest.mark.slow, pytest.mark.real]
+
+#: redis-py tests that fail on a correct server, with the evidence. Each is also checked on the real servers
+#: (the oracle runs above fail it the same way).
+DOCUMENTED = {
+    "tests.test_commands.TestRedisCommands::test_xgroup_create_entriesread": (
+        "redis-py 8.1 expects lag 1 after `XADD; XGROUP CREATE stream group 0 ENTRIESREAD 7` on servers before "
+        "8.2.2; Redis 7.0.15 and Valkey 9.1.2 answer lag -6 (entries-added 1 - entries-read 7: "
+        "streamReplyWithCGLag trusts a valid counter) and so does the fake; 8.2.2 caps ENTRIESREAD (spec "
+        "streams-redis8.md §2.4), where the test is skipped"
+    ),
+}
+
+#: profiles compared with a real server of this machine: profile -> oracle kind
+WITH_ORACLE = {"valkey-9.1": "valkey", "7.0": "redis"}
+ALONE = ["7.4"] + sorted((p for p in PROFILES if p[:1].isdigit() and int(p.split(".")[0]) >= 8),
+                         key=lambda p: tuple(int(x) for x in p.split(".")))
+
+
+def _oracle_target(kind: str, profile: str):
+    for target in TARGETS:
+        if target.kind == kind and target.profile == profile and target.protocol == 2:
+            return target
+    return None
+
+
+@pytest.mark.parametrize("profile", sorted(WITH_ORACLE))
+def test_redispy_stream_tests_same_outcomes_as_the_real_server(profile, redispy_source, oracle_pool):
+    kind = WITH_ORACLE[profile]
+    target = _oracle_target(kind, profile)
+    if target is None:
+        _conformance.missing_oracle(f"no {kind} server whose exact profile is {profile!r} (tests/conformance/oracles.py)")
+    oracle = _conformance.oracle_of(oracle_pool, target)
+    oracle.reset()
+    real = run_suite(redispy_source, f"redis://127.0.0.1:{oracle.port}/0")
+    oracle.reset()
+    RESULTS[f"{oracle.label} (real {oracle.version})"] = real.summary()
+    with FakeServerProcess(profile) as server:
+        fake = run_suite(redispy_source, server.url)
+    RESULTS[f"fake, profile {profile}"] = fake.summary()
+    assert set(fake.outcomes) == set(real.outcomes), "different tests collected"
+    differ = {t: (real.outcomes[t], fake.outcomes[t]) for t in real.outcomes if real.outcomes[t] != fake.outcomes[t]}
+    assert not differ, "outcomes differ (real, fake):\n" + "\n".join(
+        f"  {t}: {r} / {f}\n    {fake.messages.get(t) or real.messages.get(t, '')}" for t, (r, f) in differ.items())
+    assert fake.count("passed") > 0, fake.log
+    undocumented = [t for t in real.with_outcome("failed") if t not in DOCUMENTED]
+    assert not undocumented, f"the real {oracle.label} fails redis-py tests no entry of DOCUMENTED explains: {undocumented}"
+
+
+@pytest.mark.parametrize("profile", ALONE)
+def test_redispy_stream_tests_pass_on_the_profile(profile, redispy_source):
+    with FakeServerProcess(profile) as server:
+        run = run_suite(redispy_source, server.url)
+    RESULTS[f"fake, profile {profile}"] = run.summary()
+    failed = {t: run.messages.get(t, "") for t in run.with_outcome("failed") if t not in DOCUMENTED}
+    assert not failed, f"redis-py {redispy_version()}'s stream tests failing on profile {profile}:\n" + "\n".join(
+        f"  {t}\n    {m}" for t, m in failed.items())
+    assert run.count("passed") > 0, run.log
