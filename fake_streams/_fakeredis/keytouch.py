@@ -60,14 +60,47 @@ def _live(db: Any, key: bytes) -> bool:
 
 
 def run_touching(sock: Any, sig: Any, args: List[Any], run: Callable[[], Any]) -> Any:
-    """``run()`` (the command) with its keys touched as ``lookupKey`` does (see the module docstring)."""
+    """``run()`` (the command) with its keys touched as ``lookupKey`` does (see the module docstring).
+
+    Under an LRU policy a touch and a new value get the same stamp (the clock now), so the keys are stamped
+    after the command in one pass; under LFU the touches come first (the counter of what existed grows, what
+    the command made starts at ``LFU_INIT_VAL``)."""
     name = sig.name
     if name in NOTOUCH:
         return run()
-    keys = key_args(sig, args)
-    if not keys:
+    fixed, period, repeat = _shape(sig)
+    if not fixed and not repeat:
         return run()
-    access = access_of(sock._server)
+    access: KeyAccess = sock._server._sf_key_access
+    if access.refresh():
+        return _run_lfu(sock, access, name, key_args(sig, args), args, run)
+    result = run()
+    db = sock._db
+    live, now, stamp = db._dict, db.time, access.lru_clock()
+    table = table_of(db)
+    for key in (key_args(sig, args) if repeat or len(fixed) != 1 or fixed[0] >= len(args) else (args[fixed[0]],)):
+        item = live.get(key)
+        if item is None or (item.expireat is not None and item.expireat < now):
+            table.pop(key, None)
+        else:
+            table[key] = stamp
+    if name == "move":
+        _carry(sock, name, args, table, stamp)
+    if "_sf_restored" in sock.__dict__:
+        _apply_restored(sock, access, table)
+    if len(table) > 2 * len(live) + 64:
+        prune(table, live)
+    return result
+
+
+def _apply_restored(sock: Any, access: KeyAccess, table: Dict[bytes, int]) -> None:
+    key, idle, freq = sock.__dict__.pop("_sf_restored")
+    if _live(sock._db, key):
+        access.restored(table, key, idle, freq)
+
+
+def _run_lfu(sock: Any, access: KeyAccess, name: str, keys: List[bytes], args: List[Any],
+             run: Callable[[], Any]) -> Any:
     db = sock._db
     table = table_of(db)
     before = []
@@ -79,7 +112,6 @@ def run_touching(sock: Any, sig: Any, args: List[Any], run: Callable[[], Any]) -
     if name in ("rename", "renamenx", "move") and before and before[0] == keys[0]:
         carried = table.get(keys[0])
     result = run()
-    pending = sock.__dict__.pop("_sf_restored", None)
     for key in keys:
         if not _live(db, key):
             table.pop(key, None)
@@ -89,8 +121,8 @@ def run_touching(sock: Any, sig: Any, args: List[Any], run: Callable[[], Any]) -
         _carry(sock, name, args, table, carried)
     if name == "copy" and len(keys) > 1 and _live(db, keys[1]):
         table[keys[1]] = access.fresh()
-    if pending is not None and _live(db, pending[0]):
-        access.restored(table, *pending)
+    if "_sf_restored" in sock.__dict__:
+        _apply_restored(sock, access, table)
     prune(table, db._dict)
     return result
 
