@@ -44,6 +44,14 @@ def _hooked_class(base: type) -> type:
                     for key in registry.watched_keys(db):
                         registry.touched(db, key, _raw_value(db, key))
             super().swap(other)
+            # the key access stamps go with the keys (fake_streams.keyaccess)
+            self._sf_access, other._sf_access = getattr(other, "_sf_access", None), getattr(self, "_sf_access", None)
+
+        def clear(self) -> None:
+            super().clear()
+            table = getattr(self, "_sf_access", None)
+            if table:
+                table.clear()
 
         def __getitem__(self, key: bytes) -> Any:
             registry = self._sf_registry

@@ -27,9 +27,10 @@ reports the small encoding. String values the server makes ``raw`` whatever thei
 SETRANGE, SETBIT results) report by length too.
 
 REFCOUNT: 1, or ``2147483647`` (``OBJ_SHARED_REFCOUNT``) for the shared integers 0..9999 while no
-``maxmemory`` with an LRU/LFU policy is set (never on Valkey 9.1: feature ``unshared_small_integers``). IDLETIME / FREQ: the fake does not track key accesses, so
-IDLETIME answers 0 (a key just used) and FREQ answers ``LFU_INIT_VAL`` (5) under an LFU policy; the errors
-when the policy does not track them are the server's. A missing key is a nil reply.
+``maxmemory`` with an LRU/LFU policy is set (never on Valkey 9.1: feature ``unshared_small_integers``). IDLETIME / FREQ: the key's LRU clock / LFU counter as
+:mod:`fake_streams.keyaccess` tracks them (the adapter passes ``access``), with the server's errors when
+the policy does not track the one asked for. A missing key is a nil reply. The server's shared integer
+objects share one LRU field between all keys holding them; the fake keeps one per key.
 """
 
 from __future__ import annotations
@@ -97,8 +98,9 @@ def check_subcommand(sub: bytes, argc: int) -> Optional[str]:
 
 
 def object_command(profile: Any, sub: bytes, args: List[bytes], lookup: Callable[[bytes], Any],
-                   config: Config) -> Tuple[Any, Optional[str]]:
-    """``OBJECT sub args…``: ``(reply, None)`` or ``(None, error text)``. ``lookup(key)`` is the value or None."""
+                   config: Config, access: Optional[Callable[[bytes, bool], int]] = None) -> Tuple[Any, Optional[str]]:
+    """``OBJECT sub args…``: ``(reply, None)`` or ``(None, error text)``. ``lookup(key)`` is the value or None;
+    ``access(key, lfu)`` the key's FREQ (``lfu``) or IDLETIME in seconds (default: a key just made)."""
     name = bytes(sub).lower()
     err = check_subcommand(sub, len(args) + 2)
     if err is not None:
@@ -119,8 +121,12 @@ def object_command(profile: Any, sub: bytes, args: List[bytes], lookup: Callable
             return 1, None
         return refcount(value, config, policy), None
     if name == b"idletime":
-        return (None, _LFU_SELECTED) if lfu else (0, None)
-    return (LFU_INIT, None) if lfu else (None, _LFU_NOT_SELECTED)
+        if lfu:
+            return None, _LFU_SELECTED
+        return (0 if access is None else access(args[0], False)), None
+    if not lfu:
+        return None, _LFU_NOT_SELECTED
+    return (LFU_INIT if access is None else access(args[0], True)), None
 
 
 def _setting(config: Config, name: str) -> int:

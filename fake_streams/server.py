@@ -119,14 +119,21 @@ class _Execution:
         return self._server.now_ms(self._unit)
 
     def lookup(self, key: bytes) -> Optional[Stream]:
-        value = self._keyspace.get(key)
-        if value is None or isinstance(value, Stream):
+        """``lookupKey``: the stream at ``key`` (None if missing), touched (OBJECT IDLETIME / FREQ). O(1)."""
+        keyspace = self._keyspace
+        value = keyspace.get(key)
+        if value is None:
+            return None
+        self._server.access.touch(keyspace.access_table, key)  # before the type check, as the server does
+        if isinstance(value, Stream):
             return value
         raise ReplyError("WRONGTYPE")
 
     def create(self, key: bytes) -> Stream:
         value = self._server.backend.new_stream()
-        self._keyspace.add(key, value)
+        keyspace = self._keyspace
+        keyspace.add(key, value)
+        keyspace.access_table[key] = self._server.access.fresh()
         return value
 
     def modified(self, key: bytes) -> None:
@@ -186,6 +193,8 @@ class FakeStreamsServer:
         self.backend = _fakeredis.Backend(self.profile)  # the fakeredis server behind (internal)
         self.blocking = BlockingRegistry(self, block_safety_s)  # the blocked clients (internal)
         self.backend.install_hooks(self.blocking)
+        #: the keys' LRU clock / LFU counter (OBJECT IDLETIME / FREQ) on this server's clock (internal)
+        self.access = self.backend.install_access(self.clock.now_ms)
         #: callables run after a SHUTDOWN closed the server (``python -m fake_streams serve`` exits)
         self.shutdown_hooks: List[Callable[[], None]] = []
         #: fault injection hook (see the module docstring); None = none

@@ -14,8 +14,10 @@ from typing import Any, DefaultDict, Dict, Optional, cast
 
 from ..dbhooks import hook_database
 from ..errors import ReplyError
+from ..keyaccess import KeyAccess, table_of
 from ..reply import Status
 from ..stream import Stream
+from . import keytouch
 from .compat import CommandItem, FakeServer, SimpleError, SimpleString
 from .values import StreamValue, _SharedConfig
 
@@ -57,6 +59,11 @@ class Keyspace:
 
     def __init__(self, db: Any) -> None:
         self._db = db
+
+    @property
+    def access_table(self) -> Dict[bytes, int]:
+        """The database's key access stamps (:mod:`fake_streams.keyaccess`)."""
+        return table_of(self._db)
 
     @property
     def ident(self) -> Any:
@@ -157,6 +164,11 @@ class Backend:
         dbs.default_factory = lambda: hook_database(factory(), registry)
         for db in list(dbs.values()):
             hook_database(db, registry)
+
+    def install_access(self, now_ms: Any) -> KeyAccess:
+        """The key access model (OBJECT IDLETIME / FREQ) on the clock ``now_ms``."""
+        keytouch.install(self.fake, now_ms)
+        return keytouch.access_of(self.fake)
 
     def new_stream(self) -> StreamValue:
         """An empty stream value bound to this server's CONFIG."""

@@ -21,6 +21,7 @@ import functools
 from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple
 
 from ..ids import parse_i64
+from . import keytouch
 from .compat import SKIP_RESP2, ExpiringMembersSet, Hash, SimpleError, SimpleString, ZSet
 from .overrides import override
 from .values import StreamValue
@@ -204,4 +205,5 @@ def restore(sock: Any, item: Any, ttl_arg: bytes, payload: bytes, *options: byte
         return SimpleString(b"OK")
     item.value = stored
     item.expireat = ttl / 1000.0 if ttl else None
+    keytouch.restored(sock, item.key, idle, freq)
     return SimpleString(b"OK")

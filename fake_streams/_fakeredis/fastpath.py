@@ -470,6 +470,8 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, ta
     finally:
         if added:
             keyspace.changed(key)
+        if i > first:  # each XADD's lookupKey touched the key (OBJECT IDLETIME / FREQ)
+            server.access.touch_many(keyspace.access_table, key, i - first)
         if i > first:  # INFO commandstats: the run's time shared by its commands
             server.stats.called_many("xadd", i - first, (_perf_counter() - started) * 1e6)
     return i

@@ -1,11 +1,13 @@
 """Server commands fakeredis lacks or answers differently, registered in the override table (:mod:`.overrides`):
 
-* ``OBJECT`` — ENCODING / REFCOUNT / IDLETIME / FREQ / HELP (:mod:`fake_streams.objectinfo`), an unknown
+* ``OBJECT`` — ENCODING / REFCOUNT / IDLETIME / FREQ / HELP (:mod:`fake_streams.objectinfo`; IDLETIME and FREQ
+  from :mod:`fake_streams.keyaccess`), an unknown
   subcommand or a wrong arity refused before it runs (EXECABORT in MULTI);
 * ``SAVE`` everywhere, ``MULTI`` and ``WATCH`` on Valkey — ``CMD_NO_MULTI``: refused inside MULTI, which aborts;
 * ``AUTH``, ``ACL SETUSER`` (rules kept in order), ``RESET`` — see :mod:`.auth` (``CONFIG SET requirepass``: :mod:`.config_cmd`);
 * ``CLIENT SETINFO`` — an unknown subcommand on Redis 7.0 (it came with 7.2);
-* ``SWAPDB`` — dirties the watched keys of both databases first (``touchAllWatchedKeysInDb``).
+* ``SWAPDB`` — dirties the watched keys of both databases first (``touchAllWatchedKeysInDb``);
+* ``TOUCH`` (fakeredis has none) — the number of the keys that exist, each touched (:mod:`.keytouch`).
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Tuple
 
+from ..keyaccess import table_of
 from ..objectinfo import check_subcommand, object_command
 from . import auth
-from .compat import SimpleError, SimpleString
+from .compat import SKIP_RESP2, Key, Signature, SimpleError, SimpleString
 from .overrides import override, signature
 
 _OBJECT = signature("object", fixed=1, variadic=True)
@@ -47,7 +50,12 @@ def object_reply(sock: Any, sub: bytes, *args: bytes) -> Any:
     """``OBJECT <subcommand> …`` on the socket's database (lock held)."""
     server = sock._sf_session.server
     db = sock._db
-    reply, err = object_command(server.profile, sub, list(args), _Lookup(db), _config(sock))
+    access, table = server.access, table_of(db)
+
+    def stamp(key: bytes, lfu: bool) -> int:
+        return access.frequency(table, key) if lfu else access.idle_seconds(table, key)
+
+    reply, err = object_command(server.profile, sub, list(args), _Lookup(db), _config(sock), stamp)
     if err is not None:
         raise SimpleError(err)
     if isinstance(reply, list) and reply and isinstance(reply[0], bytes) and sub.lower() == b"help":
@@ -182,3 +190,17 @@ def reset(sock: Any, func: Callable[..., Any], *args: Any) -> Any:
     sock._client_info["user"] = "default"
     sock._sf_authenticated = auth.default_open(sock._server)
     return reply
+
+
+#: the keys typed as fakeredis ``Key`` arguments, so :func:`.keytouch.run_touching` touches them
+_TOUCH = Signature("touch", "_sf_override", (Key(),), (Key(),), flags=SKIP_RESP2)  # type: ignore[arg-type]  # fakeredis annotates types, passes Key instances itself
+
+
+@override("touch")
+def _touch(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    return touch, _TOUCH
+
+
+def touch(*items: Any) -> int:
+    """``TOUCH key [key …]``: how many of the keys exist (a key named twice counts twice, as ``touchCommand``)."""
+    return sum(1 for item in items if item.value is not None)

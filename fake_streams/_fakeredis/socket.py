@@ -30,7 +30,7 @@ import redis.exceptions
 from ..commands.base import CommandSpec
 from ..errors import ReplyError
 from ..info import command_stat_name
-from . import auth, cluster, overrides, scripting
+from . import auth, cluster, keytouch, overrides, scripting
 from .backend import error
 from .compat import AsyncFakeSocket, SimpleError, extract_command, get_command_info
 from .routing import _as_bytes, _c_str, unknown_command_args
@@ -221,7 +221,9 @@ class StreamsSocketMixin:
         self._sf_ran = True
         started = time.perf_counter()
         result = session.run_unit(
-            lambda: super(StreamsSocketMixin, self)._run_command(func, sig, args, from_script),  # type: ignore[misc]
+            lambda: keytouch.run_touching(
+                self, sig, args,
+                lambda: super(StreamsSocketMixin, self)._run_command(func, sig, args, from_script)),  # type: ignore[misc]
             from_script)
         name = command_stat_name(sig.name, args)
         session.server.stats.called(name, (time.perf_counter() - started) * 1e6,

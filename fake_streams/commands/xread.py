@@ -193,6 +193,8 @@ def _resolve(ctx: Context, opts: ReadOptions, args: List[bytes]) -> List[Resolve
     for key, arg in zip(opts.keys(args), opts.id_args(args)):
         raw = cstr(arg) if b"\0" in arg else arg  # the special tokens compare with strcmp
         stream = ctx.lookup(key)
+        if stream is not None:  # xreadCommand looks each key up again to serve it (OBJECT FREQ counts both)
+            ctx.lookup(key)
         group = None
         if opts.group is not None:  # XREADGROUP
             group = stream.groups.get(opts.group) if stream is not None else None
@@ -281,6 +283,8 @@ def _read_new_one(ctx: Context, key: bytes, name: bytes, consumer_name: bytes, c
     O(log n + k) for k entries delivered above every pending ID.
     """
     stream = ctx.lookup(key)
+    if stream is not None:  # xreadCommand's second lookup, to serve (OBJECT FREQ counts both)
+        ctx.lookup(key)
     group = stream.groups.get(name) if stream is not None else None
     if stream is None or group is None:
         raise ReplyError("XREADGROUP_NOGROUP", key=key, group=name)
