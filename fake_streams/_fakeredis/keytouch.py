@@ -109,8 +109,9 @@ def _run_lfu(sock: Any, access: KeyAccess, name: str, keys: List[bytes], args: L
             access.touch(table, key)
             before.append(key)
     carried: Optional[int] = None
-    if name in ("rename", "renamenx", "move") and before and before[0] == keys[0]:
-        carried = table.get(keys[0])
+    if name in ("rename", "renamenx", "move") and before and before[0] == keys[0] and not \
+            sock._sf_session.server.profile.has("renamed_key_is_a_new_object"):
+        carried = table.get(keys[0])  # the object moves with its data (else the new one starts at LFU_INIT_VAL)
     result = run()
     for key in keys:
         if not _live(db, key):
