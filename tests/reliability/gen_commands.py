@@ -307,6 +307,34 @@ def draw_keyspace(d: Callable, world: World) -> List[bytes]:
     return [b"EXISTS", k, key(d)]
 
 
+#: scripts around one command whose argv is the script's ARGV: redis.call, redis.pcall, the error table caught
+#: (``r.err``), pcall of redis.call (the raised error table), the reply passed through Lua's conversions
+LUA_SCRIPTS = (
+    b"return redis.call(unpack(ARGV))",
+    b"return redis.pcall(unpack(ARGV))",
+    b"local r = redis.pcall(unpack(ARGV)) if type(r) == 'table' and r.err then return {'caught', r.err} end "
+    b"return r",
+    b"local ok, e = pcall(redis.call, unpack(ARGV)) if ok then return {'ok', e} end "
+    b"return {'raised', type(e) == 'table' and e.err or tostring(e)}",
+    b"local r = redis.call(unpack(ARGV)) if type(r) == 'table' then return #r end return r",
+)
+#: the families a script's command comes from (no clock-made argument, nothing that blocks)
+LUA_INNER = ("xadd", "xadd", "xtrim", "xdel", "xrange", "xlen", "xack", "xgroup", "xsetid", "xpending", "generic")
+
+
+def draw_lua(d: Callable, world: World) -> List[bytes]:
+    """EVAL of one of :data:`LUA_SCRIPTS` on a stream (or other) command drawn from :data:`LUA_INNER`: replies
+    converted to Lua and back, error replies as tables, raised errors with the script's texts."""
+    inner = FAMILIES[one(d, LUA_INNER)](d, world)
+    if any(_clock_made(a) or a == b"*" for a in inner[1:]):  # the script's own clock: IDs would differ
+        inner = draw_xlen(d, world)
+    if chance(d, 10):
+        inner = [case(d, inner[0]), *inner[1:]]
+    numkeys = b"1" if len(inner) > 1 and chance(d, 50) else b"0"
+    keys = [inner[1]] if numkeys == b"1" else []
+    return [b"EVAL", one(d, LUA_SCRIPTS), numkeys, *keys, *inner]
+
+
 def draw_block(d: Callable, world: World) -> List[bytes]:
     """A read that blocks a side client (a valid timeout: 0 or ten minutes), served later by the steps that follow."""
     timeout = one(d, (b"0", b"600000"))
@@ -349,6 +377,7 @@ FAMILIES = {
     "generic": draw_generic,
     "garbage": draw_garbage,
     "keyspace": draw_keyspace,
+    "lua": draw_lua,
 }
 
 ATOMS = (b"", b"\xff\xfe", b"-1", b"0", b"1", b"18446744073709551616", b"COUNT", b"STREAMS", b"LIMIT", b"~", b"=",

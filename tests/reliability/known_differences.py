@@ -282,3 +282,4 @@ def no_multi_text_normalizer(counters: ValkeyCounters) -> Callable[[Any, Any, An
         return real
 
     return normalize
+

@@ -57,7 +57,7 @@ from tests.support.budget import budget
 
 from .conftest import FIGURES, derandomized, env_int
 from .duo import Duo, argv_text, wire_protocol
-from .gen_args import CLOCK_MS, FUTURE_MS, KEYS, MISSING_KEY, STRING_KEY, World, chance
+from .gen_args import CLOCK_MS, FUTURE_MS, KEYS, MISSING_KEY, STRING_KEY, World, case, chance, key, one
 from .gen_commands import FAMILIES, OTHER_DBS, blocks_risk, draw_block, draw_xread, draw_xreadgroup, mutate
 from .known_differences import (
     ORACLE_KIND,
@@ -76,7 +76,7 @@ STEPS_PER_EXAMPLE = env_int("FAKE_STREAMS_DIFF_STEPS_PER_EXAMPLE", 50)
 WEIGHTS = {
     "xadd": 10, "xreadgroup": 6, "xgroup": 5, "xread": 3, "xclaim": 3, "xautoclaim": 3, "xack": 3,
     "xpending": 2, "xinfo": 3, "xdel": 3, "xtrim": 2, "xrange": 2, "xlen": 1, "xsetid": 2, "generic": 1,
-    "garbage": 1, "multi": 2, "keyspace": 2, "select": 1, "watch": 2, "block": 2,
+    "garbage": 1, "multi": 2, "keyspace": 2, "select": 1, "watch": 2, "block": 2, "lua": 3, "restore": 2,
 }
 FAMILY_CHOICES = [name for name, w in WEIGHTS.items() for _ in range(w)]
 MULTI_CHOICES = ["xadd", "xadd", "xreadgroup", "xreadgroup", "xread", "xack", "xclaim", "xdel", "xtrim", "xgroup",
@@ -242,6 +242,9 @@ def machine_class(oracle: Any, profile: str, tally: dict, declared: bool = True)
     """``declared``: the oracle stands in for ``profile``, so known_differences apply (never where the profile
     emulates the oracle exactly: Valkey 9.1.2 vs "valkey-9.1")."""
     valkey = oracle.kind == ORACLE_KIND and declared
+    # Lua only where the profile's server is the oracle's (Valkey's script texts are not Redis 7.4's: the
+    # stand-in pair draws no script, as tests/conformance/lua_texts.valkey_8_texts skips it)
+    families = [f for f in FAMILY_CHOICES if f != "lua" or not valkey]
 
     class StreamsDifferential(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -346,18 +349,18 @@ def machine_class(oracle: Any, profile: str, tally: dict, declared: bool = True)
         @rule(data=st.data())
         def command(self, data: Any) -> None:
             d = data.draw
-            family = d(st.sampled_from(FAMILY_CHOICES), label="family")
+            family = d(st.sampled_from(families), label="family")
             protocol = d(st.sampled_from((2, 3)), label="protocol")
             self.steps += 1
             tally["steps"] += 1
             compound = {"multi": self.transaction, "select": self.other_db, "watch": self.watched_transaction,
-                        "block": self.block}.get(family)
+                        "block": self.block, "restore": self.dump_restore}.get(family)
             if compound is not None:
                 compound(d, protocol)
                 return
             argv = FAMILIES[family](d, self.world)
-            if family != "keyspace" and chance(d, MUTATE_PERCENT):  # damaged stream commands only (fakeredis's
-                damaged = mutate(d, argv)  # own argument parsing of EXPIRE … is not what this test is about)
+            if family not in ("keyspace", "lua") and chance(d, MUTATE_PERCENT):  # damaged stream commands only
+                damaged = mutate(d, argv)  # (fakeredis's own parsing of EXPIRE …, EVAL's numkeys: not this test's)
                 if not blocks_risk(damaged):
                     argv = damaged
             tally[f"commands {argv[0].decode().upper()}"] += 1
@@ -368,6 +371,39 @@ def machine_class(oracle: Any, profile: str, tally: dict, declared: bool = True)
                 if os.environ.get("FAKE_STREAMS_DIFF_ERRSTATS"):
                     tally[f"err {argv[0].decode().upper()} {reply.full[:50]}"] += 1
             self.note(argv, reply)
+
+        def dump_restore(self, d: Callable, protocol: int) -> None:
+            """DUMP of a key on each side, then RESTORE of each side's own payload (their RDB versions differ
+            where the oracle is not the profile's server) into the same or another key: REPLACE, ABSTTL,
+            IDLETIME / FREQ, a long TTL, BUSYKEY; a damaged payload now and then. Both replies compared; the
+            restored key's state is compared by the state checks (groups, PELs, consumers)."""
+            src = key(d)
+            dst = src if chance(d, 25) else key(d)
+            self.duo.transcript.append(f"[RESP{protocol}] (DUMP {src!r} on each side, RESTORE into {dst!r})")
+            payloads = self.duo.real(protocol, [b"DUMP", src]), self.duo.fake(protocol, [b"DUMP", src])
+            tally["comparisons"] += 1
+            if (payloads[0] is None) != (payloads[1] is None):
+                self.fail(f"DUMP {src!r}: one side has no payload", f"real: {payloads[0]!r}\nfake: {payloads[1]!r}")
+            ttl = one(d, (b"0", b"0", b"86400000"))
+            opts: List[bytes] = []
+            if chance(d, 60):
+                opts.append(case(d, b"REPLACE"))
+            if ttl != b"0" and chance(d, 20):
+                opts.append(case(d, b"ABSTTL"))
+                ttl = b"%d" % (FUTURE_MS + 86400000)
+            if chance(d, 30):
+                opts += [case(d, one(d, (b"IDLETIME", b"FREQ"))), one(d, (b"0", b"7", b"1000", b"-1", b"256"))]
+            damaged = payloads[0] is None or chance(d, 10)
+            replies = []
+            for side, payload in zip((self.duo.real, self.duo.fake), payloads):
+                body = b"not a payload" if damaged else payload
+                replies.append(side(protocol, [b"RESTORE", dst, ttl, body, *opts]))
+            tally["comparisons"] += 1
+            tally["commands RESTORE"] += 1
+            diff = self.duo.compare(replies[0], replies[1], [times])
+            if diff:
+                self.fail(f"replies differ (RESTORE after step {self.steps}): {dst!r} {ttl!r} {opts!r}", diff)
+            self.touched.update(k for k in (src, dst) if k in KEYS)
 
         def other_db(self, d: Callable, protocol: int) -> None:
             """SELECT 1|2, one to three commands there (MOVE back to db 0 among them), SELECT 0."""
