@@ -361,6 +361,7 @@ _FEATURE_COMMANDS = {
     "noauth_before_command_checks": "every command (requirepass)",
     "no_multi_names_the_command": "MULTI, WATCH, SAVE (in MULTI)",
     "lua_module_listed": "HELLO, INFO",
+    "script_names_unknown_subcommands": "EVAL / FCALL (redis.call of an unknown subcommand)",
     "renamed_key_is_a_new_object": "RENAME, RENAMENX, MOVE (OBJECT FREQ)",
 }
 

@@ -135,8 +135,9 @@ class SocketHost:
         sock._sf_script_argv = argv[:2]
         try:
             func, sig = sock._name_to_func(name)
-        except SimpleError:
-            return False, texts.unknown, False
+        except SimpleError as exc:  # Valkey 9.1 names an unknown subcommand with the command's own error
+            named = str(exc.value).startswith("ERR unknown subcommand")
+            return False, str(exc.value) if named else texts.unknown, False
         if func is None:
             return False, texts.unknown, False
         try:

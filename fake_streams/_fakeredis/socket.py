@@ -277,14 +277,15 @@ class StreamsSocketMixin:
     def _sf_unknown(self, subcommand: bool, in_script: bool) -> SimpleError:
         """The lookup error for the current argv (top level) or for ``redis.call`` (inside a script)."""
         session = self._sf_session
-        if in_script:  # scriptVerifyCommandArity's text
-            return error(ReplyError("SCRIPT_UNKNOWN_COMMAND"), session.server.profile)
-        argv = self._sf_fields or [b"", b""]
+        profile = session.server.profile
+        if in_script and not (subcommand and profile.has("script_names_unknown_subcommands")):
+            return error(ReplyError("SCRIPT_UNKNOWN_COMMAND"), profile)  # scriptVerifyCommandArity's text
+        argv = (self._sf_script_argv if in_script else self._sf_fields) or [b"", b""]
         if subcommand:
             exc = ReplyError("UNKNOWN_SUBCOMMAND", subcommand=_c_str(argv[1], 128), container=argv[0].upper())
         else:
             exc = ReplyError("UNKNOWN_COMMAND", command=_c_str(argv[0], 128), args=unknown_command_args(argv[1:]))
-        return error(exc, session.server.profile)
+        return error(exc, profile)
 
     def _sf_call(self, spec: CommandSpec, prefix: list, *args: bytes) -> Any:
         args_list = list(args)

@@ -52,6 +52,8 @@ SCRIPTS = {
     "error_second_line": "local x = 1\nerror('boom')",
     "error_table_raised": "error({err='MY custom'})",
     "unknown_command": "return redis.call('nosuch')",
+    "unknown_stream_subcommand": "return redis.call('xgroup', 'nosuch', 's')",
+    "unknown_subcommand": "return redis.call('config', 'nosuch')",
     "wrong_arity": "return redis.call('get')",
     "noscript_command": "return redis.call('eval', 'return 1', 0)",
     "command_error_raised": "redis.call('set', 'k', 'a') return redis.call('incr', 'k')",
