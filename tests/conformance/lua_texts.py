@@ -9,7 +9,9 @@ rewrote its scripting engine, and these replies changed with it; :func:`as_valke
 * ``Script killed by user with SCRIPT KILL.`` / ``… FUNCTION KILL.`` (8.0: ``… SCRIPT KILL...`` for both);
 * ``Could not find scripting engine 'x'`` (8.0: ``Unexpected engine in script shebang: #!x``);
 * FUNCTION LOAD's register-time errors without the ``Error registering functions: ERR`` frame, and
-  ``Function names can only …`` (8.0: the frame, and ``Library names can only …``, the 7.0 text).
+  ``Function names can only …`` (8.0: the frame, and ``Library names can only …``, the 7.0 text);
+* ``redis.call`` of an unknown subcommand: the command's own ``unknown subcommand '…'. Try X HELP.`` (8.0: its
+  ``lookupCommand`` finds no command, so ``Unknown command called from script``, as for an unknown command).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ _RULES = [
                 r"character long$"),
      "ERR Error registering functions: ERR Library names can only contain letters, numbers, or underscores(_) and "
      "must be at least one character long"),
+    (re.compile(r"^ERR unknown subcommand '.*'\. Try [A-Z]+ HELP\. script:"), "ERR Unknown command called from script script:"),
     (re.compile(r"^ERR Function already exists in the library$"),
      "ERR Error registering functions: ERR Function already exists in the library"),
 ]
