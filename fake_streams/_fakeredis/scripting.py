@@ -235,7 +235,7 @@ def _guarded(sock: Any, run: Callable[[], Any]) -> Any:
 
 def eval_command(sock: Any, by_sha: bool, ro: bool, first: bytes, numkeys: bytes, *rest: bytes) -> Any:
     host = SocketHost(sock)
-    return to_fakeredis(_guarded(sock, lambda: _engine(sock).eval(host, first, numkeys, list(rest), by_sha, ro)), sock)
+    return to_fakeredis(_guarded(sock, lambda: _engine(sock).run_eval(host, first, numkeys, list(rest), by_sha, ro)), sock)
 
 
 for _name, _by_sha, _ro in (("eval", False, False), ("evalsha", True, False), ("eval_ro", False, True),

@@ -283,7 +283,7 @@ class ScriptEngine:
         script = self.scripts[sha] = Script(body, fn, flags or frozenset(), flags is not None)
         return sha, script
 
-    def eval(self, host: Host, first: bytes, numkeys: bytes, rest: List[bytes], by_sha: bool, ro: bool) -> Any:
+    def run_eval(self, host: Host, first: bytes, numkeys: bytes, rest: List[bytes], by_sha: bool, ro: bool) -> Any:
         """EVAL family. Returns the reply value (:mod:`.convert` kinds) or raises :class:`ScriptError`."""
         count = key_count(numkeys, rest, "ERR value is not an integer or out of range")
         if by_sha:
