@@ -38,6 +38,10 @@ def env(request):
     clock = ManualClock(T0)
     server = FakeStreamsServer(version=request.param, clock=clock)
     yield server, clock, server.client(protocol=2)
+    for key in list(server.backend.fake.dbs[0].keys()):  # every test ends with the engine's PEL invariants intact
+        value = server.backend.fake.dbs[0].get(key).value
+        for group in getattr(value, "groups", {}).values():
+            group._check()
     server.close()
 
 
@@ -601,3 +605,21 @@ def test_profiles_before_8_8_have_no_xnack(version):
         "-unknown command 'XNACK', with args beginning with: 's' 'g' 'FAIL' 'IDS' '1' '1-0' "
     info = _raw(r, "XINFO", "STREAM", "s", "FULL")
     assert b"nacked-count" not in info
+
+
+def test_xackdel_delref_acked_and_setid_redelivery_see_nacked_entries(env):
+    """The addendum §2.12's other PEL readers: XACKDEL acknowledges a NACKed entry (and deletes it), ACKED counts it as
+    referenced, DELREF drops it, and a ``>`` redelivery after XGROUP SETID gives it an owner again."""
+    server, _, r = env
+    _stream(r, 4)
+    _raw(r, "XREADGROUP", "GROUP", "grp", "c1", "STREAMS", "mystream", ">")
+    _raw(r, "XNACK", "mystream", "grp", "FAIL", "IDS", "3", "1-0", "2-0", "3-0")
+    assert _raw(r, "XACKDEL", "mystream", "grp", "IDS", "1", "1-0") == [1]
+    assert _raw(r, "XDELEX", "mystream", "ACKED", "IDS", "1", "2-0") == [2]  # still pending: referenced
+    assert _raw(r, "XDELEX", "mystream", "DELREF", "IDS", "1", "2-0") == [1]
+    assert _full_group(r)[b"nacked-count"] == 1 and _pending(r) == [_nacked(3, 1), [b"4-0", b"c1", 0, 1]]
+    _raw(r, "XGROUP", "SETID", "mystream", "grp", "0")
+    got = _raw(r, "XREADGROUP", "GROUP", "grp", "c2", "STREAMS", "mystream", ">")
+    assert [e[0] for e in got[0][1]] == [b"3-0", b"4-0"]
+    assert _pending(r) == [[b"3-0", b"c2", 0, 1], [b"4-0", b"c2", 0, 1]]
+    assert group_view(server, "mystream", "grp").nacked == ()
