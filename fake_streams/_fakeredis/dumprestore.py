@@ -132,7 +132,7 @@ def dump(sock: Any, key: Any) -> Optional[bytes]:
     from ..rdb import dump_payload, format_for
 
     server = sock._sf_session.server
-    return dump_payload(to_value(key.value), format_for(server.profile.table_name), encodings(server))
+    return dump_payload(to_value(key.value), format_for(server.profile.name, server.profile.table_name), encodings(server))
 
 
 @override("restore")
@@ -190,7 +190,7 @@ def restore(sock: Any, item: Any, ttl_arg: bytes, payload: bytes, *options: byte
 
     server = sock._sf_session.server
     try:
-        value = load_payload(bytes(payload), format_for(server.profile.table_name))
+        value = load_payload(bytes(payload), format_for(server.profile.name, server.profile.table_name))
     except PayloadVersionError:
         raise SimpleError(BAD_FOOTER) from None
     except PayloadFormatError:

@@ -14,8 +14,12 @@ profile     writes   accepts            max type     stream type / 7.2 encodings
 7.2         11       <= 11              21           21 / yes (listpack sets, fpconv)
 7.4         12       <= 12              25 (*)       21 / yes
 valkey-8.0  11       <= 11              21           21 / yes
+8.8         14       <= 14              27           27 (the NACK zone) / yes
 ==========  =======  =================  ===========  =====================================
 
+The other Redis 8 profiles use 7.4's row (Redis 8.2.3 writes RDB 12, checked). 8.8: RDB 14 and type 27
+(RDB_TYPE_STREAM_LISTPACKS_5) as librdb names them for Redis 8.8 (XNACK); 26 (Redis 8.6's IDMP state) is not
+written or read here, so 8.8 loads the types up to 25 and 27.
 (*) 22-25: Redis 7.4's hash field expiration (its pre-GA forms 22/23 and 24/25), written for a hash
 with field TTLs. Valkey 9 writes version 80 and
 accepts <= 11 and 80 (``rdb-version-check strict``); the conformance tests compare the bodies
@@ -48,12 +52,16 @@ _R72 = RdbFormat(11, frozenset(range(12)), 21, streams.TYPE_STREAM_LISTPACKS_3, 
 _R74 = RdbFormat(12, frozenset(range(13)), 25, streams.TYPE_STREAM_LISTPACKS_3, True, True)
 #: Valkey 9 writes RDB version 80 (RDB_VERSION; versions 12..79 are left to Redis) and loads <= 11 and 80.
 _V91 = RdbFormat(80, frozenset(range(12)) | {80}, 21, streams.TYPE_STREAM_LISTPACKS_3, True)
-_FORMATS = {"7.0": _R70, "7.2": _R72, "7.4": _R74, "valkey-8.0": _R72, "valkey-9.1": _V91}
+#: Redis 8.8: RDB 14, streams as RDB_TYPE_STREAM_LISTPACKS_5 (27) with the NACK zone
+_R88 = RdbFormat(14, frozenset(range(15)), 27, streams.TYPE_STREAM_LISTPACKS_5, True, True)
+_FORMATS = {"7.0": _R70, "7.2": _R72, "7.4": _R74, "valkey-8.0": _R72, "valkey-9.1": _V91, "8.8": _R88}
 
 
-def format_for(profile_name: str) -> RdbFormat:
-    """The :class:`RdbFormat` of a profile name (``Profile.name``)."""
-    return _FORMATS[profile_name]
+def format_for(profile_name: str, like: str = "") -> RdbFormat:
+    """The :class:`RdbFormat` of a profile name (``Profile.name``), else of the profile it is ``like``
+    (``Profile.table_name``)."""
+    fmt = _FORMATS.get(profile_name)
+    return fmt if fmt is not None else _FORMATS[like or profile_name]
 
 
 def frame(body: bytes, version: int) -> bytes:

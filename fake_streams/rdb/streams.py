@@ -5,7 +5,10 @@ strings, so a listpack over 20 bytes is LZF-compressed under ``rdbcompression``)
 <last_id.ms> <last_id.seq>``; since RDB_TYPE_STREAM_LISTPACKS_2 ``<first_id> <max_deleted_entry_id>
 <entries_added>``; ``<#groups>`` and per group (name order) ``<name> <last_id>`` [``<entries_read>``]
 ``<#pel>`` (``<16-byte id> <delivery ms: i64 LE> <count>``)* ``<#consumers>`` and per consumer (name
-order) ``<name> <seen ms>`` [``<active ms>`` since _3] ``<#pel>`` ``<16-byte id>``*.
+order) ``<name> <seen ms>`` [``<active ms>`` since _3] ``<#pel>`` ``<16-byte id>``*; since
+RDB_TYPE_STREAM_LISTPACKS_5 (27, Redis 8.8, RDB 14) the group's NACK zone follows its consumers: ``<#nacked>``
+``<16-byte id>``* in NACK order, each a row of the group PEL that no consumer lists (the count-and-IDs shape librdb
+names for type 27; its place after the consumers is a choice, docs/redis8-choices.md).
 
 Node listpack: the master entry ``count deleted #fields field_1..field_N 0``, then per entry ``flags
 ms-delta seq-delta`` (deltas from the master ID, int64), ``#fields f1 v1 ...`` or only the values when
@@ -28,6 +31,7 @@ from .values import ConsumerData, EntryData, GroupData, NodeData, PendingData, S
 TYPE_STREAM_LISTPACKS = 15
 TYPE_STREAM_LISTPACKS_2 = 19
 TYPE_STREAM_LISTPACKS_3 = 21
+TYPE_STREAM_LISTPACKS_5 = 27
 FLAG_DELETED = 1
 FLAG_SAMEFIELDS = 2
 _U64 = 1 << 64
@@ -94,7 +98,8 @@ def encode(w: Writer, s: StreamData, rdbtype: int) -> None:
             w.raw(raw)
             w.ms_time(row.delivery_time)
             w.length(row.delivery_count)
-            owned.setdefault(row.consumer or b"", []).append(raw)  # set for every row of a stream
+            if row.consumer is not None:  # None: a NACKed row (type 27 lists it in the NACK zone)
+                owned.setdefault(row.consumer, []).append(raw)
         w.length(len(group.consumers))
         for consumer in group.consumers:
             w.string(consumer.name)
@@ -105,6 +110,10 @@ def encode(w: Writer, s: StreamData, rdbtype: int) -> None:
             w.length(len(ids))
             for raw in ids:
                 w.raw(raw)
+        if rdbtype >= TYPE_STREAM_LISTPACKS_5:
+            w.length(len(group.nacked))
+            for sid in group.nacked:
+                w.raw(_id_bytes(sid))
 
 
 def _int(item: listpack.Element) -> int:
@@ -262,7 +271,19 @@ def _decode_group(r: Reader, rdbtype: int, name: bytes) -> GroupData:
                 raise PayloadFormatError("duplicated consumer PEL entry")
             row.consumer = cname
         consumers.append(ConsumerData(cname, seen, active))
-    if any(row.consumer is None for row in pending.values()):
+    nacked: List[Tuple[int, int]] = []
+    if rdbtype >= TYPE_STREAM_LISTPACKS_5:
+        zone: Set[Tuple[int, int]] = set()
+        for _ in range(r.length()):
+            sid = _raw_id(r)
+            row = pending.get(sid)
+            if row is None or row.consumer is not None or sid in zone:
+                raise PayloadFormatError("stream NACK zone entry not an owner-less entry of the group PEL")
+            zone.add(sid)
+            nacked.append(sid)
+        if len(zone) != sum(1 for row in pending.values() if row.consumer is None):
+            raise PayloadFormatError("stream group PEL entry without consumer")
+    elif any(row.consumer is None for row in pending.values()):
         raise PayloadFormatError("stream group PEL entry without consumer")
     consumers.sort(key=lambda c: c.name)
-    return GroupData(name, group_last, entries_read, sorted(pending.values(), key=lambda p: p.id), consumers)
+    return GroupData(name, group_last, entries_read, sorted(pending.values(), key=lambda p: p.id), consumers, nacked)
