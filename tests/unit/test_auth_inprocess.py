@@ -9,12 +9,16 @@ import pytest
 import redis
 
 from fake_streams import FakeStreamsConnection, FakeStreamsServer, ManualClock
+from tests.conftest import REDIS_PY, pool_kwargs
+
+#: no CLIENT SETINFO before AUTH (redis-py 4.x sends none and has no lib_name argument)
+NO_SETINFO = {"lib_name": None, "lib_version": None} if REDIS_PY >= (5, 0) else {}
 
 
 def _raw(server):
     with warnings.catch_warnings():  # redis-py 8 deprecates lib_name; None still skips CLIENT SETINFO
         warnings.simplefilter("ignore", DeprecationWarning)
-        conn = FakeStreamsConnection(server=server, protocol=2, lib_name=None, lib_version=None)
+        conn = FakeStreamsConnection(server=server, **pool_kwargs(2, **NO_SETINFO))
     conn.connect()
     return conn
 

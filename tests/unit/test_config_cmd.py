@@ -12,6 +12,8 @@ from fake_streams.config import glob_matcher, table_for
 from fake_streams.config_table import TABLES
 from fake_streams.profiles import PROFILES
 from fake_streams.server import FakeStreamsServer
+from tests.conftest import PROTOCOLS, pool_kwargs
+from tests.support.redis_compat import aclose
 
 
 @pytest.fixture
@@ -124,13 +126,13 @@ def test_glob_matcher(pattern, name, matches):
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("protocol", [2, 3])
+@pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_config_through_the_asyncio_client(server, protocol):
-    r = server.async_client(protocol=protocol)
+    r = server.async_client(**pool_kwargs(protocol))
     assert await r.config_set("hz", "20") is True
     assert await r.config_get("hz") == {"hz": "20"}
     assert await r.config_get("hz", "maxmemory") == {"hz": "20", "maxmemory": "0"}  # RESP2 pairs / RESP3 map
-    await r.aclose()
+    await aclose(r)
 
 
 def test_port_is_the_address_clients_reach():

@@ -55,7 +55,8 @@ def test_counters_and_resetstat(server):
         r.execute_command("XADD", "s")
     stats = r.info("commandstats")
     assert stats["cmdstat_xadd"]["calls"] == 1 and stats["cmdstat_xadd"]["rejected_calls"] == 1
-    assert r.info("errorstats")["errorstat_ERR"]["count"] == errors + 1
+    err = r.info("errorstats")["errorstat_ERR"]  # redis-py 4.x leaves a one-field value unparsed: "count=1"
+    assert (err["count"] if isinstance(err, dict) else int(err.split("=")[1])) == errors + 1
     assert r.config_resetstat()
     assert "cmdstat_xadd" not in r.info("commandstats")
     assert r.info("stats")["total_error_replies"] == 0

@@ -12,12 +12,13 @@ import redis
 from fake_streams import FakeStreamsServer
 from fake_streams.lua.engine import parse_shebang
 from fake_streams.lua.runtime import Lrand48, error_text
+from tests.conftest import pool_kwargs
 
 
 @pytest.fixture
 def client():
     server = FakeStreamsServer(version="7.0")
-    yield server.client(protocol=2)
+    yield server.client(**pool_kwargs(2))
     server.close()
 
 
@@ -90,7 +91,7 @@ def test_math_random_is_the_servers_lrand48(client):
 def test_function_dump_restore_round_trip_and_payload_checks():
     for version in ("7.0", "valkey-8.0"):
         server = FakeStreamsServer(version=version)
-        client = server.client(protocol=2)
+        client = server.client(**pool_kwargs(2))
         client.function_load("#!lua name=lib\nredis.register_function('f', function() return 'x' end)")
         payload = client.function_dump()
         client.function_flush()

@@ -11,13 +11,15 @@ import redis
 
 from fake_streams import FakeStreamsServer
 from fake_streams.clock import ManualClock
+from tests.conftest import get_connection, pool_kwargs
+from tests.support.redis_compat import NO_RESP3
 
 T0 = 1_700_000_000_000
 CLAIM_PROFILES = ("8.4", "8.6")
 
 
 def _raw(r, *argv):
-    conn = r.connection_pool.get_connection()
+    conn = get_connection(r)
     try:
         conn.send_command(*argv)
         try:
@@ -32,7 +34,7 @@ def _raw(r, *argv):
 def env(request):
     clock = ManualClock(T0)
     server = FakeStreamsServer(version=request.param, clock=clock)
-    yield server, clock, server.client(protocol=2)
+    yield server, clock, server.client(**pool_kwargs(2))
     server.close()
 
 
@@ -171,6 +173,7 @@ def test_setid_back_to_zero_returns_claimed_then_the_same_ids_as_new(env):
     assert [(e[0], e[3]) for e in got[0][1]] == [(b"1-0", 1), (b"2-0", 1)]
 
 
+@pytest.mark.skipif(bool(NO_RESP3), reason=NO_RESP3)
 def test_claim_creates_the_consumer_and_resp3_uses_integers(env):
     server, clock, _ = env
     r3 = server.client(protocol=3)
@@ -186,7 +189,7 @@ def test_claim_in_multi_and_lua(env):
     _, clock, r = env
     _three_pending(r, clock)
     clock.advance(100)
-    conn = r.connection_pool.get_connection()
+    conn = get_connection(r)
     try:
         for argv in (("MULTI",), ("XREADGROUP", "GROUP", "g", "c2", "COUNT", "1", "BLOCK", "0", "CLAIM", "50",
                                   "STREAMS", "s", ">"), ("EXEC",)):
@@ -206,7 +209,7 @@ def _blocked(server, n=1):
 
 def _start(server, *argv):
     out = {}
-    client = server.client(protocol=2)
+    client = server.client(**pool_kwargs(2))
 
     def run():
         out["reply"] = _raw(client, *argv)
@@ -253,7 +256,7 @@ def test_two_blocked_claim_readers_each_get_an_entry(env):
     server, clock, r = env
     _raw(r, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
     t1, o1 = _start(server, "XREADGROUP", "GROUP", "g", "a", "COUNT", "1", "BLOCK", "0", "CLAIM", "0", "STREAMS", "s", ">")
-    c2 = server.client(protocol=2)
+    c2 = server.client(**pool_kwargs(2))
     o2 = {}
     t2 = threading.Thread(target=lambda: o2.setdefault("reply", _raw(c2, "XREADGROUP", "GROUP", "g", "b", "COUNT", "1",
                                                                       "BLOCK", "0", "CLAIM", "0", "STREAMS", "s", ">")),

@@ -9,6 +9,7 @@ import redis
 
 from fake_streams import FakeStreamsServer
 from fake_streams.profiles import PROFILES
+from tests.conftest import pool_kwargs
 
 OLD = ("7.0", "7.2", "7.4", "valkey-8.0")
 NEW = ("8.0", "8.2", "8.4", "8.6", "8.8")
@@ -97,6 +98,7 @@ def test_multi_and_lua_run_xdelex():
     assert r.eval("return redis.call('XACKDEL', KEYS[1], 'g', 'IDS', 1, '1-0')", 1, "s") == [-1]
 
 
+@pytest.mark.skipif(not hasattr(redis.Redis, "xackdel"), reason=f"redis-py {redis.__version__} has no xackdel / xdelex / ref_policy= (redis-py 6.x)")
 def test_redis_py_8_1_methods_on_the_8_2_profile():
     r = _client("8.2")
     for i in range(1, 4):
@@ -118,7 +120,7 @@ def test_inspection_view_lag_follows_the_profile():
 
     for version, want in (("7.4", 0), ("8.2", 2)):
         server = FakeStreamsServer(version=version)
-        r = server.client(protocol=2)
+        r = server.client(**pool_kwargs(2))
         r.xadd("s", {"f": "v"}, id="1-0")
         r.xadd("s", {"f": "v"}, id="2-0")
         r.execute_command("XGROUP", "CREATE", "s", "g", "0", "ENTRIESREAD", "2")

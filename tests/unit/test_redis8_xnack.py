@@ -15,6 +15,8 @@ from fake_streams import FakeStreamsServer
 from fake_streams.clock import ManualClock
 from fake_streams.inspect import group_view
 from fake_streams.profiles import PROFILES
+from tests.conftest import get_connection, pool_kwargs
+from tests.support.redis_compat import NO_RESP3
 
 T0 = 1_700_000_000_000
 LLONG_MAX = 9223372036854775807
@@ -22,7 +24,7 @@ XNACK_PROFILES = tuple(name for name, p in PROFILES.items() if p.has("xnack"))
 
 
 def _raw(r, *argv):
-    conn = r.connection_pool.get_connection()
+    conn = get_connection(r)
     try:
         conn.send_command(*argv)
         try:
@@ -37,7 +39,7 @@ def _raw(r, *argv):
 def env(request):
     clock = ManualClock(T0)
     server = FakeStreamsServer(version=request.param, clock=clock)
-    yield server, clock, server.client(protocol=2)
+    yield server, clock, server.client(**pool_kwargs(2))
     for key in list(server.backend.fake.dbs[0].keys()):  # every test ends with the engine's PEL invariants intact
         value = server.backend.fake.dbs[0].get(key).value
         for group in getattr(value, "groups", {}).values():
@@ -403,7 +405,7 @@ def test_blocked_claim_reader_is_woken_by_xnack(env):
     _stream(r, 2)
     _raw(r, "XREADGROUP", "GROUP", "grp", "c1", "STREAMS", "mystream", ">")
     out = {}
-    client = server.client(protocol=2)
+    client = server.client(**pool_kwargs(2))
 
     def run():
         out["reply"] = _raw(client, "XREADGROUP", "GROUP", "grp", "c2", "BLOCK", "5000", "CLAIM", "1000",
@@ -546,9 +548,9 @@ def test_restore_refuses_a_zone_naming_an_owned_entry(env):
     assert _raw(r, "RESTORE", "other", "0", forged) == "-Bad data format"
 
 
-def test_in_multi_and_lua_and_resp3(env):
-    """XNACK inside MULTI/EXEC and from a script; RESP3 replies."""
-    server, _, r = env
+def test_in_multi_and_lua(env):
+    """XNACK inside MULTI/EXEC and from a script."""
+    _, _, r = env
     _stream(r, 2)
     _raw(r, "XREADGROUP", "GROUP", "grp", "c1", "STREAMS", "mystream", ">")
     pipe = r.pipeline(transaction=True)
@@ -557,6 +559,16 @@ def test_in_multi_and_lua_and_resp3(env):
     assert pipe.execute() == [1, {"pending": 2, "min": b"1-0", "max": b"2-0",
                                   "consumers": [{"name": b"c1", "pending": 1}]}]
     assert r.eval("return redis.call('XNACK', KEYS[1], 'grp', 'FATAL', 'IDS', 1, '2-0')", 1, "mystream") == 1
+
+
+@pytest.mark.skipif(bool(NO_RESP3), reason=NO_RESP3)
+def test_resp3_replies(env):
+    """XNACK, XPENDING and XINFO STREAM FULL with NACKed entries, in RESP3."""
+    server, _, r = env
+    _stream(r, 2)
+    _raw(r, "XREADGROUP", "GROUP", "grp", "c1", "STREAMS", "mystream", ">")
+    _raw(r, "XNACK", "mystream", "grp", "FAIL", "IDS", "1", "1-0")
+    _raw(r, "XNACK", "mystream", "grp", "FATAL", "IDS", "1", "2-0")
     r3 = server.client(protocol=3)
     assert _raw(r3, "XNACK", "mystream", "grp", "FAIL", "IDS", "1", "9-9") == 0
     assert _raw(r3, "XPENDING", "mystream", "grp", "-", "+", "10") == [_nacked(1, 1), _nacked(2, LLONG_MAX)]
@@ -570,10 +582,10 @@ def test_no_event_and_watch_stays_clean(env):
     _stream(r, 1)
     _raw(r, "XREADGROUP", "GROUP", "grp", "c1", "STREAMS", "mystream", ">")
     _raw(r, "CONFIG", "SET", "notify-keyspace-events", "KEA")
-    sub = server.client(protocol=2).pubsub()
+    sub = server.client(**pool_kwargs(2)).pubsub()
     sub.psubscribe("__key*__:*")
     sub.get_message(timeout=1)  # real-time: the psubscribe confirmation is already there (bounded)
-    watcher = server.client(protocol=2)
+    watcher = server.client(**pool_kwargs(2))
     with watcher.pipeline() as pipe:
         pipe.watch("mystream")
         assert _raw(r, "XNACK", "mystream", "grp", "FAIL", "IDS", "1", "1-0") == 1
