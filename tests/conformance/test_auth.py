@@ -10,6 +10,8 @@ import pytest
 import redis
 
 from fake_streams import FakeStreamsConnection
+from tests.conftest import pool_kwargs
+from tests.support.redis_compat import NO_SETINFO
 
 from .replies import capture, err_from_exception, expected_err, first_difference, times
 
@@ -26,7 +28,7 @@ class Client:
 
     def __init__(self, pair, resp3_parser=False):
         self.pair = pair
-        kw = dict(protocol=2, lib_name=None, lib_version=None, socket_timeout=10)
+        kw = pool_kwargs(2, socket_timeout=10, **NO_SETINFO)
         self.resp3 = False
         if resp3_parser:  # reads the map of a HELLO 3 sent by hand (the RESP2 parser cannot; hiredis can)
             try:

@@ -38,6 +38,9 @@ _NO_84_86_ORACLE = "needs Redis 8.4+/8.6+ (only 8.2.3 is available); spec-tested
 UNREACHABLE.update({key: _NO_84_86_ORACLE for key in (
     "XREAD_CLAIM_OPTION", "CLAIM_NOT_INTEGER", "CLAIM_NEGATIVE", "IDMP_EXPLICIT_ID", "IDMP_TWICE", "IDMP_EMPTY_PID",
     "IDMP_EMPTY_IID", "IDMPAUTO_EMPTY_PID", "XCFGSET_NO_PARAMETER", "IDMP_DURATION_RANGE", "IDMP_MAXSIZE_RANGE")})
+UNREACHABLE.update({key: "needs Redis 8.8 (XNACK; only 8.2.3 is available); spec-tested in tests/unit/test_redis8_xnack.py"
+                    for key in ("XNACK_MODE", "XNACK_UNKNOWN_OPTION", "XNACK_NO_IDS", "XNACK_NUMIDS",
+                                "XNACK_NUMIDS_MISMATCH", "XNACK_RETRYCOUNT_NEGATIVE")})
 
 
 def used_keys() -> Dict[str, Set[str]]:

@@ -7,6 +7,8 @@
   (all three go through redis-py's ``parse_error``). Nothing else about the exceptions changes.
 * :data:`NO_RESP3` — the reason RESP3 cases skip on redis-py 4.x (empty when RESP3 is there); the real-server
   harness decides with it in one place (tests/conformance/oracles.py ``client_limitation``).
+* :data:`NO_SETINFO` — connection kwargs that skip the CLIENT SETINFO of the handshake (``lib_name=None``,
+  ``lib_version=None``; empty on redis-py 4.x, which sends none and has no such arguments).
 * :func:`aclose` — ``await aclose(client)``: ``aclose()`` where the asyncio client has it (redis-py >= 5.0.1),
   else ``close()``.
 """
@@ -14,7 +16,7 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any, List
+from typing import Any, Dict, List
 
 import redis
 import redis.exceptions
@@ -24,6 +26,8 @@ REDIS_PY = tuple(int(p) for p in redis.__version__.split(".")[:2])
 #: Why this redis-py cannot speak RESP3, or "" (``protocol=`` arrived in redis-py 5.0; 4.x is RESP2 only).
 NO_RESP3 = "" if REDIS_PY >= (5, 0) else (
     f"redis-py {REDIS_PY[0]}.{REDIS_PY[1]} has no RESP3 (the protocol= argument arrives in redis-py 5.0)")
+#: Connection kwargs for a handshake without CLIENT SETINFO (``lib_name=`` arrived with it in redis-py 5.0).
+NO_SETINFO: Dict[str, Any] = {"lib_name": None, "lib_version": None} if REDIS_PY >= (5, 0) else {}
 #: True when this redis-py records the stripped error code itself (``ResponseError.status_code``).
 HAS_STATUS_CODE = hasattr(redis.exceptions.ResponseError("x"), "status_code")
 

@@ -9,10 +9,8 @@ import pytest
 import redis
 
 from fake_streams import FakeStreamsConnection, FakeStreamsServer, ManualClock
-from tests.conftest import REDIS_PY, pool_kwargs
-
-#: no CLIENT SETINFO before AUTH (redis-py 4.x sends none and has no lib_name argument)
-NO_SETINFO = {"lib_name": None, "lib_version": None} if REDIS_PY >= (5, 0) else {}
+from tests.conftest import pool_kwargs
+from tests.support.redis_compat import NO_SETINFO
 
 
 def _raw(server):
