@@ -12,6 +12,7 @@ import redis
 
 from fake_streams import FakeStreamsServer
 from fake_streams.tcp import serve
+from tests.conftest import pool_kwargs
 
 from .conftest import WAIT_S
 
@@ -52,7 +53,7 @@ def test_other_clients_get_busy_and_can_kill_the_script():
         control.config_set("busy-reply-threshold", "50")
         box = _busy_script(tcp.url)
         _wait_busy(control)
-        late = redis.Redis.from_url(tcp.url, socket_timeout=WAIT_S, protocol=2)  # connects while busy
+        late = redis.Redis.from_url(tcp.url, **pool_kwargs(2, socket_timeout=WAIT_S))  # connects while busy
         try:
             late.xadd("s", {"f": "v"})
             raise AssertionError("XADD ran during a busy script")
