@@ -9,6 +9,7 @@ fakeredis release that moves something is mended in one place.
 from __future__ import annotations
 
 import importlib.metadata
+import weakref
 from typing import Any
 
 import fakeredis
@@ -41,6 +42,24 @@ FLOOR = (2, 34, 1)
 FAKEREDIS_VERSION = tuple(int(p) for p in importlib.metadata.version("fakeredis").split(".")[:3] if p.isdigit())
 if FAKEREDIS_VERSION < FLOOR:  # pragma: no cover
     raise ImportError(f"fake_streams needs fakeredis >= 2.34.1 (TYPE of foreign values); found {FAKEREDIS_VERSION}")
+
+
+def _weak_class_caches() -> None:
+    """fakeredis >= 2.41 remembers, per connection class, whether it takes ``driver_info`` in a module-level dict
+    (``_clients._setup._ACCEPTS_DRIVER_INFO``), asked for a connection given none of ``driver_info`` / ``lib_name``
+    / ``lib_version``: on redis-py 4.x every one of ours (no such arguments there, connection.py's _add_setinfo has
+    nothing to give). It would keep every ``bind`` class, and the server it holds, alive until the process ends
+    (issue 13): weak keys instead, the same answers. O(entries) once, at import."""
+    try:
+        from fakeredis._clients import _setup
+    except ImportError:  # pragma: no cover - fakeredis <= 2.38: no such cache
+        return
+    cache = getattr(_setup, "_ACCEPTS_DRIVER_INFO", None)
+    if type(cache) is dict:
+        _setup._ACCEPTS_DRIVER_INFO = weakref.WeakKeyDictionary(cache)  # type: ignore[assignment]  # same get/set
+
+
+_weak_class_caches()
 
 #: fakeredis's sync / asyncio connection classes (``FakeConnection`` was the class name up to 2.34).
 SyncConnectionBase: Any = getattr(fakeredis, "FakeRedisConnection", None) or fakeredis.FakeConnection

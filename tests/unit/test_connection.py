@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import re
 import socket
+import weakref
 
 import pytest
 import redis
@@ -81,6 +83,23 @@ def test_server_kwarg_and_bind_override_the_address(server):
     assert issubclass(FakeStreamsConnection.bind(server), FakeStreamsConnection)
     direct.close()
     bound.close()
+
+
+def test_fakeredis_class_cache_keeps_no_bound_class_alive():
+    """fakeredis 2.41 asks, per connection class, whether it takes ``driver_info`` and remembers the answer (for
+    every connection of ours on redis-py 4.x): that must not keep a ``bind`` class, nor its server, alive."""
+    setup = pytest.importorskip("fakeredis._clients._setup", reason="fakeredis <= 2.38: no such cache")
+    if not hasattr(setup, "_accepts_driver_info"):
+        pytest.skip("this fakeredis has no per-class driver_info cache")
+    server = FakeStreamsServer()
+    bound = FakeStreamsConnection.bind(server)
+    setup._accepts_driver_info(bound)
+    assert bound in setup._ACCEPTS_DRIVER_INFO  # remembered (weakly: fake_streams._fakeredis.compat)
+    refs = weakref.ref(bound), weakref.ref(server)
+    server.close()
+    del bound, server
+    gc.collect()
+    assert [ref() for ref in refs] == [None, None]
 
 
 def test_server_kwarg_must_be_a_fake_streams_server():
