@@ -194,7 +194,7 @@ class FakeStreamsConnection(_Common, fastpath.SyncFastPath, _fakeredis.SyncConne
 
     def _connect(self) -> Any:
         _refuse_if_closed(self)
-        return _fakeredis.attach(super()._connect(), self.streams_server)
+        return _fakeredis.attach(super()._connect(), self.streams_server, self)
 
     def read_response(self, disable_decoding: bool = False, **kwargs: Any) -> Any:
         """The next reply, waiting at most ``socket_timeout`` (``timeout=`` overrides it; None = forever)."""
@@ -276,7 +276,7 @@ class FakeStreamsAsyncConnection(_Common, fastpath.AsyncFastPath, _fakeredis.Asy
     async def _connect(self) -> None:
         _refuse_if_closed(self)
         await super()._connect()
-        _fakeredis.attach(self._sock, self.streams_server)
+        _fakeredis.attach(self._sock, self.streams_server, self)
 
     async def disconnect(self, nowait: bool = False, **kwargs: Any) -> None:
         sock = self._sock

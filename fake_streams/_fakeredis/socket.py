@@ -23,6 +23,7 @@ import collections
 import functools
 import itertools
 import time
+import weakref
 from typing import Any, Dict, Optional, Tuple
 
 import redis.exceptions
@@ -50,7 +51,19 @@ class StreamsSocketMixin:
     _sf_name: Any = None  # the fakeredis name of the current top-level command, once looked up
     _sf_authenticated = True  # passed AUTH, or connected while ``default`` needed no password (see .auth)
     _sf_async_block = False  # an asyncio fakeredis blocking command's task holds the session (see _blocking)
+    _sf_connection: Any = None  # a weak reference to the redis-py connection reading this socket (see attach)
     _server: Any  # fakeredis's socket attribute: the FakeServer
+
+    def _decode_error(self, error: Any) -> Any:
+        """The exception of an error reply, made by the reading connection's own parser, as a socket's reply is
+        (fakeredis asks redis-py's default parser). On redis-py 4.x only the ClusterParser a RedisCluster gives
+        its connections raises MovedError, AskError, TryAgainError, ClusterDownError, ClusterCrossSlotError: with
+        the default one the client could not follow a redirection. O(1)."""
+        ref = self._sf_connection
+        parser = getattr(ref(), "_parser", None) if ref is not None else None
+        if parser is None:
+            return super()._decode_error(error)  # type: ignore[misc]
+        return parser.parse_error(error.value)
 
     def _process_command(self, fields: Any) -> None:
         session = self._sf_session
@@ -326,8 +339,9 @@ _SOCKET_CLASSES: Dict[type, type] = {}
 _GENERATIONS = itertools.count(1)
 
 
-def attach(sock: Any, server: Any) -> Any:
-    """Re-class fakeredis's socket ``sock`` so its stream commands reach ``server``; returns it.
+def attach(sock: Any, server: Any, connection: Any = None) -> Any:
+    """Re-class fakeredis's socket ``sock`` so its stream commands reach ``server``; returns it. ``connection``:
+    the redis-py connection that reads it (its parser makes the error replies' exceptions; held weakly).
 
     The subclass is built from whatever class fakeredis made, so fakeredis's socket constructor
     (whose signature changed across releases) is never called by us.
@@ -340,6 +354,8 @@ def attach(sock: Any, server: Any) -> Any:
     session_cls = AsyncSession if isinstance(sock, AsyncFakeSocket) else SyncSession
     sock._sf_fast = collections.deque()  # replies of stream commands run directly (fake_streams.fastpath)
     sock._sf_session = session_cls(sock, server)
+    if connection is not None:
+        sock._sf_connection = weakref.ref(connection)
     server.stats.connections_received += 1  # INFO total_connections_received
     fake = sock._server
     auth.install(fake)

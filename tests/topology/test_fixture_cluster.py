@@ -12,6 +12,7 @@ from redis.cluster import RedisCluster
 
 from fake_streams.topology import key_slot
 from pytest_plugin._options import Options
+from tests.support.redis_compat import aclose
 
 
 @pytest.mark.fake_redis_streams(topology="cluster", url="redis://localhost:7000", start_ms=1_700_000_000_000)
@@ -60,7 +61,7 @@ def test_asyncio_redis_cluster_through_the_patching(fake_redis_streams):
             handle_client = fake_redis_streams.async_client()
             return await app.xlen("events"), await handle_client.xrange("events")
         finally:
-            await app.aclose()
+            await aclose(app)
 
     assert asyncio.run(main()) == (1, [(b"1-1", {b"n": b"1"})])
 
@@ -95,7 +96,7 @@ def test_patch_redis_reaches_a_cluster_and_is_undone():
             try:
                 return await aapp.xlen("a") + await aapp.xlen("b")
             finally:
-                await aapp.aclose()
+                await aclose(aapp)
 
         assert asyncio.run(main()) == 2
     assert AsyncClusterNode.__dict__["connection_class"] is slot_member  # the slot member is back
