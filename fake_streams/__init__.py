@@ -6,7 +6,7 @@ same keyspace, so TYPE, EXPIRE, MULTI/EXEC, WATCH and Lua work across both.
 >>> import redis
 >>> from fake_streams import FakeStreamsConnection, FakeStreamsServer, ManualClock
 >>> server = FakeStreamsServer(version="7.4", clock=ManualClock(1_700_000_000_000))
->>> pool = redis.ConnectionPool(connection_class=FakeStreamsConnection.bind(server), protocol=2)
+>>> pool = redis.ConnectionPool(connection_class=FakeStreamsConnection.bind(server))
 >>> r = redis.Redis(connection_pool=pool)
 >>> r.set("greeting", "hello")
 True
