@@ -14,6 +14,7 @@ import pytest
 import redis
 
 from fake_streams import FakeStreamsServer
+from fake_streams._fakeredis.scripting import running_engine
 from tests.tcp.conftest import WAIT_S, module_process, wait_until
 
 LOOP_AFTER_WRITE = "redis.call('set', 'x', '1') while true do end"
@@ -41,11 +42,17 @@ def _run_in_thread(client: Any, script: str) -> Dict[str, Any]:
     return box
 
 
+def _started(server: Any) -> None:
+    """Wait until the thread's script runs (a command sent before would simply run first)."""
+    wait_until(lambda: running_engine(server.backend.fake), "the script to start")  # real-time: another thread
+
+
 def test_a_script_that_wrote_is_unkillable_until_the_server_closes():
     server = FakeStreamsServer(version="7.0")
     control = server.client()
     control.config_set("busy-reply-threshold", "50")
     box = _run_in_thread(server.client(), LOOP_AFTER_WRITE)
+    _started(server)
     with pytest.raises(redis.ResponseError, match="^BUSY Redis is busy running a script"):
         control.ping()  # waits for the lock until the script is busy, then BUSY
     with pytest.raises(redis.ResponseError, match="^UNKILLABLE Sorry the script already executed write commands"):
@@ -64,6 +71,7 @@ def test_a_killed_script_does_not_survive_pcall():
     control = server.client()
     control.config_set("busy-reply-threshold", "50")
     box = _run_in_thread(server.client(), "while true do pcall(function() while true do end end) end")
+    _started(server)
     with pytest.raises(redis.ResponseError, match="^BUSY"):
         control.get("k")
     assert control.script_kill() is True
