@@ -24,7 +24,9 @@ def protocol_of(sock: Any, from_script: bool) -> int:
     resp = getattr(sock, "_resp_version", None)  # fakeredis >= 2.39 follows the script's RESP mode
     if resp is not None:
         return int(resp)
-    return 2 if from_script else int(sock._client_info.protocol_version)
+    if from_script:  # fakeredis 2.37: the mode the script host set (redis.setresp; RESP2 by default)
+        return int(getattr(sock, "_script_resp", None) or 2)
+    return int(sock._client_info.protocol_version)
 
 
 def no_response() -> NoResponse:

@@ -15,7 +15,7 @@ from typing import Any
 import fakeredis
 import fakeredis.aioredis as _aioredis
 from fakeredis import _msgs as msgs
-from fakeredis._commands import Key, Signature
+from fakeredis._commands import COMMANDS_WITH_SUB, Key, Signature
 from fakeredis._helpers import NoResponse, SimpleError, SimpleString, compile_pattern
 from fakeredis.model import BaseModel, ExpiringMembersSet, Hash, ZSet
 
@@ -76,8 +76,8 @@ def bytes_args(n: int) -> Any:
 
 
 __all__ = [
-    "FAKEREDIS_VERSION", "FLOOR", "AsyncConnectionBase", "AsyncFakeSocket", "BaseModel", "CONNECTION_ERROR_MSG",
-    "CommandItem", "ExpiringMembersSet", "FakeServer", "Hash", "Key", "NoResponse", "SKIP_RESP2", "Signature", "SimpleError",
+    "COMMANDS_WITH_SUB", "FAKEREDIS_VERSION", "FLOOR", "AsyncConnectionBase", "AsyncFakeSocket", "BaseModel",
+    "CONNECTION_ERROR_MSG", "CommandItem", "ExpiringMembersSet", "FakeServer", "Hash", "Key", "NoResponse", "SKIP_RESP2", "Signature", "SimpleError",
     "SimpleString", "SyncConnectionBase", "ZSet", "bytes_args", "compile_pattern", "extract_command", "get_command_info",
     "msgs",
 ]

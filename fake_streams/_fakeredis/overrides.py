@@ -17,14 +17,16 @@ each argument converted as the signature's types say (``bytes`` stays ``bytes``)
 ``SimpleError`` for an error reply; a lookup may raise it too (refused at queue time in MULTI: EXECABORT).
 
 Names are registered when their module is imported; :mod:`fake_streams._fakeredis` imports every module that
-registers (one import line each). One name, one lookup: registering a name twice is an error.
+registers (one import line each). One name, one lookup: registering a name twice is an error. A subcommand's
+container joins fakeredis's containers (``COMMANDS_WITH_SUB``), as fakeredis's own registrations do, so its
+parser names ``FUNCTION LOAD`` ``"function load"`` even where it has no FUNCTION of its own (fakeredis 2.37).
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from .compat import SKIP_RESP2, Signature, bytes_args
+from .compat import COMMANDS_WITH_SUB, SKIP_RESP2, Signature, bytes_args
 
 #: ``lookup(sock, name, base) -> (func, signature)``
 Lookup = Callable[[Any, str, Callable[[], Tuple[Any, Any]]], Tuple[Any, Any]]
@@ -40,6 +42,8 @@ def override(*names: str) -> Callable[[Lookup], Lookup]:
             if name in _TABLE:
                 raise RuntimeError(f"command {name!r} is overridden twice ({_TABLE[name]!r}, {lookup!r})")
             _TABLE[name] = lookup
+            if " " in name:
+                COMMANDS_WITH_SUB.add(name.split(" ")[0])
         return lookup
 
     return register

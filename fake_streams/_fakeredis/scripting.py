@@ -19,17 +19,16 @@ from ..lua import convert
 from ..lua.engine import ScriptEngine, ScriptError
 from ..reply import Status
 from . import auth
-from .compat import SimpleError, SimpleString
+from .compat import COMMANDS_WITH_SUB, SimpleError, SimpleString, get_command_info
 from .overrides import override, signature
 
 try:
-    from fakeredis._commands import COMMANDS_WITH_SUB
     from fakeredis.model import is_write_command
-except ImportError:  # pragma: no cover - older fakeredis
-    COMMANDS_WITH_SUB = set()
+except ImportError:  # fakeredis 2.37: none, but its command table has the flags (EVAL_RO, FCALL_RO refuse writes)
 
     def is_write_command(cmd: bytes) -> bool:  # type: ignore[misc]
-        return False
+        flags = (get_command_info(cmd) or (None, None, ()))[2]
+        return b"write" in flags
 
 _NO_SCRIPT = "s"  # fakeredis's FLAG_NO_SCRIPT
 #: fakeredis's blocking commands; Redis 7.0 refuses all but BLMPOP/BZMPOP in scripts (NOSCRIPT), 7.2+ and
@@ -156,16 +155,31 @@ class SocketHost:
         if blocking:  # from a script a blocking command never blocks: it answers as if its timeout had passed
             saved, sock._in_transaction = sock._in_transaction, True  # fakeredis's _blocking returns at once then
             try:  # (from_script=False: fakeredis's own no-script flag was judged above, by the profile's rule)
-                result = sock._run_command(func, sig, list(args), False)
+                result = _run_in_script_resp(sock, func, sig, list(args), False)
             finally:
                 sock._in_transaction = saved
         else:
-            result = sock._run_command(func, sig, list(args), True)
+            result = _run_in_script_resp(sock, func, sig, list(args), True)
         if sock._script_resp == 3 and isinstance(result, list) and name in _SET_REPLIES:
             result = _SetReply(result)  # fakeredis answers a list where the server sends a RESP3 set
         if isinstance(result, SimpleError):
             return False, result.value.encode() if isinstance(result.value, str) else result.value, write
         return True, _from_fakeredis(result), write
+
+
+def _run_in_script_resp(sock: Any, func: Any, sig: Any, args: List[bytes], from_script: bool) -> Any:
+    """fakeredis's ``_run_command`` with the reply in the script's RESP mode (``redis.setresp``). fakeredis >= 2.39
+    follows the mode itself (``_resp_version``); 2.37 converts by the client's protocol only, so the client info
+    lends it the script's for the call. O(1) around the command."""
+    if hasattr(type(sock), "_resp_version"):
+        return sock._run_command(func, sig, args, from_script)
+    info = sock._client_info
+    saved = info.get("resp", 2)
+    info["resp"] = sock._script_resp or 2
+    try:
+        return sock._run_command(func, sig, args, from_script)
+    finally:
+        info["resp"] = saved
 
 
 _ACL_7_0 = {  # Redis 7.0's getAclErrorMessage, after "The user executing the script "
