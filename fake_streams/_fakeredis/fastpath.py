@@ -10,6 +10,10 @@ per-socket deque that :func:`take` hands to ``read_response``. Non-transactional
 :func:`pack_commands` leaves stream commands unpacked and :func:`send_deferred` runs them in order,
 sending every other command as RESP (hooks: :class:`SyncFastPath`, :class:`AsyncFastPath`).
 
+On a cluster node each command passes the node's slot check first, as on the dispatch path
+(:func:`.cluster.direct_refusal`: ``MOVED`` / ``ASK`` / ``CROSSSLOT`` / ``TRYAGAIN`` / ``CLUSTERDOWN`` answered
+instead, counted as a rejected call).
+
 What stays identical (the dispatch path's own code runs): the :class:`~fake_streams.commands.base.Context`
 built by ``FakeStreamsServer.execute``, the execution unit (time snapshot, blocked clients served at
 its end), WATCH dirtying, keyspace notifications, internal-error recording, error texts per profile;
@@ -17,7 +21,8 @@ the error reply is the ``ResponseError`` fakeredis's ``_decode_error`` builds (r
 ``parse_error``), raised by ``read_response``; decoding uses the connection's encoder.
 
 Falls back to the dispatch path (returns False, nothing done) whenever it could behave differently:
-fast path disabled (``server.fast_path = False``, env ``FAKE_STREAMS_FAST_PATH=0``), not connected /
+fast path disabled (``server.fast_path = False``, env ``FAKE_STREAMS_FAST_PATH=0``), a cluster node's client
+after ``ASKING``, not connected /
 killed / server down / CLIENT PAUSE in force, a fault hook set that is not ``idle``, ACL user other than an unrestricted
 ``default``, MULTI queueing or EXEC running, pubsub, ``CLIENT REPLY OFF/SKIP``, the parser paused (a parked blocking read) or
 replies already queued on the socket (never reorder), closed sockets awaiting cleanup, a health check
@@ -49,7 +54,7 @@ from ..commands.xadd_xtrim import xadd as _XADD
 from ..errors import ReplyError
 from ..reply import Status
 from ..stream import Stream
-from . import auth
+from . import auth, cluster
 from .access import stream_events_sent
 from .backend import error
 from .compat import SimpleError
@@ -339,6 +344,7 @@ def _run(sock: Any, session: Any, batch: Any, i: int, table: Dict[Any, _Entry]) 
         return i
     try:
         n, fast, fake = len(batch), sock._sf_fast, sock._server
+        node = session.server.cluster_node
         lock = fake.lock
         lock.acquire()
         try:
@@ -351,7 +357,16 @@ def _run(sock: Any, session: Any, batch: Any, i: int, table: Dict[Any, _Entry]) 
                 for db in dbs:
                     db.time = now
                 entry = table[name]
-                if entry[0].handler is _XADD:
+                if node is not None:  # a cluster node: its slot check first (MOVED, ASK, CROSSSLOT …)
+                    if sock._sf_asking:  # (ASKING lasts one command: the dispatch path keeps that state)
+                        break
+                    line = cluster.direct_refusal(sock, node, entry[0].name, encoded)
+                    if line is not None:
+                        i += 1
+                        session.server.stats.rejected(entry[0].name, line)
+                        fast.append(sock._decode_error(SimpleError(line)))
+                        continue
+                if entry[0].handler is _XADD:  # (a run of XADDs on one key: the same key, the same slot verdict)
                     j = _xadd_run(sock, session, batch, i, n, fast, table)
                     if j > i:
                         i = j

@@ -343,7 +343,8 @@ class TcpClient:
         """The direct path's conditions (those of :mod:`.fastpath`: no faults, MULTI, pubsub, CLIENT REPLY state,
         paused parser, pending cleanup, CLIENT PAUSE; an unrestricted, authenticated ``default`` user)."""
         sock, session, server, fake = self.sock, self.session, self.server, self._fake
-        if server.faults is not None or not server.fast_path or not fastpath.ENABLED or not session.alive:
+        if server.faults is not None or not server.fast_path or not fastpath.ENABLED or not session.alive \
+                or server.cluster_node is not None:  # a cluster node's slot check: the dispatch path over TCP
             return False
         if (session.depth or session.resume_pending or sock._paused or sock._killed or sock._transaction is not None
                 or sock._in_transaction or sock._pubsub or sock._reply_off or sock._reply_skip

@@ -132,7 +132,6 @@ class FakeCluster:
                 raise ValueError(f"{address} is already served by {taken[address]!r}")
             server = server_factory() if server_factory is not None else FakeStreamsServer(version, clock)
             server.address = f"{host}:{port}"
-            server.fast_path = False  # every command passes the slot check of the dispatch path
             node = ClusterNode(self, server, host, port, _node_id(f"fake-cluster-{seed}-{i}-{id(server)}"))
             server.cluster_node = node
             self.nodes.append(node)

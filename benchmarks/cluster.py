@@ -1,0 +1,157 @@
+"""Stream commands on a fake cluster node against a standalone server, and the direct path against the general path
+on the same nodes, side by side in one run.
+
+    python benchmarks/cluster.py [--repeat 7] [--batch 2000] [--out benchmarks/results-cluster.md]
+
+Backends (each a redis-py client; the cluster ones are ``redis.cluster.RedisCluster`` from ``FakeCluster.client``):
+
+* **standalone** — ``FakeStreamsServer().client()`` (the direct path);
+* **cluster-1 general** / **cluster-3 general** — a 1-node / 3-node ``FakeCluster``, its nodes with
+  ``server.fast_path = False``: every command takes the dispatch path (RESP packing, fakeredis's parser,
+  the socket's slot check): what cluster nodes did before they took the direct path;
+* **cluster-1 direct** / **cluster-3 direct** — the same clusters with the direct path (the slot check first,
+  then the engine, no RESP).
+
+Workloads: ``xadd`` (``XADD s * f v``, unit: command) and ``readgroup_ack`` (``XREADGROUP GROUP g c COUNT 10
+STREAMS s >`` then ``XACK s g`` of the 10 IDs, unit: iteration; the stream is refilled between batches, untimed).
+Each cell is the fastest of ``--repeat`` batches (CPU time of this process per unit, µs), the backends
+interleaved batch by batch, so the ratios of one run are comparable; the machine is shared, so only ratios mean
+much. Prints a Markdown table (and writes it to ``--out`` if given). Nothing here is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from typing import Any, Callable, Dict, List, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from fake_streams import FakeStreamsServer  # noqa: E402
+from fake_streams.topology import FakeCluster  # noqa: E402
+
+KEY = "s"
+GROUP = "g"
+
+
+def _hiredis() -> str:
+    try:
+        import hiredis  # noqa: F401
+    except ImportError:
+        return "not installed"
+    return "installed"
+
+
+class Backend:
+    """A client and how to switch its servers' direct path on or off."""
+
+    def __init__(self, name: str, client: Any, servers: List[Any], direct: bool, close: Callable[[], None]) -> None:
+        self.name = name
+        self.client = client
+        self.servers = servers
+        self.direct = direct
+        self.close = close
+
+    def prepare(self) -> None:
+        for server in self.servers:
+            server.fast_path = self.direct
+
+
+def backends(base_port: int) -> List[Backend]:
+    out: List[Backend] = []
+    standalone = FakeStreamsServer()
+    out.append(Backend("standalone", standalone.client(), [standalone], True, standalone.close))
+    for nodes, port in ((1, base_port), (3, base_port + 10)):
+        cluster = FakeCluster(nodes, base_port=port)
+        for direct in (False, True):
+            client = cluster.client()
+            label = f"cluster-{nodes} {'direct' if direct else 'general'}"
+            out.append(Backend(label, client, cluster.servers, direct,
+                               cluster.close if direct else client.close))
+    return out
+
+
+def xadd_batch(client: Any, n: int) -> float:
+    xadd = client.xadd
+    started = time.process_time()
+    for _ in range(n):
+        xadd(KEY, {"f": "v"})
+    return time.process_time() - started
+
+
+def readgroup_batch(client: Any, n: int) -> float:
+    client.delete(KEY)
+    pipe = client.pipeline(transaction=False)
+    for _ in range(n * 10):
+        pipe.xadd(KEY, {"f": "v"})
+    pipe.execute()
+    client.xgroup_create(KEY, GROUP, "0")
+    read, ack = client.xreadgroup, client.xack
+    started = time.process_time()
+    for _ in range(n):
+        reply = read(GROUP, "c", {KEY: ">"}, count=10)
+        ack(KEY, GROUP, *[entry_id for entry_id, _ in reply[0][1]])
+    return time.process_time() - started
+
+
+WORKLOADS: Dict[str, Callable[[Any, int], float]] = {"xadd": xadd_batch, "readgroup_ack": readgroup_batch}
+
+
+def measure(repeat: int, batch: int, base_port: int) -> Tuple[Dict[Tuple[str, str], float], List[str]]:
+    found = backends(base_port)
+    best: Dict[Tuple[str, str], float] = {}
+    try:
+        for workload, run in WORKLOADS.items():
+            n = batch if workload == "xadd" else max(batch // 10, 1)
+            for backend in found:  # warm-up (the cluster client's slot map, the first connections)
+                backend.prepare()
+                run(backend.client, max(n // 10, 1))
+            for _ in range(repeat):
+                for backend in found:
+                    backend.prepare()
+                    backend.client.delete(KEY)
+                    per_unit = run(backend.client, n) / n * 1e6
+                    cell = (workload, backend.name)
+                    best[cell] = min(best.get(cell, per_unit), per_unit)
+    finally:
+        for backend in found:
+            backend.close()
+    return best, [b.name for b in found]
+
+
+def table(best: Dict[Tuple[str, str], float], names: List[str], repeat: int, batch: int) -> str:
+    lines = [f"Python {platform.python_version()}, hiredis {_hiredis()}; fastest of {repeat} batches of "
+             f"{batch} XADD / {max(batch // 10, 1)} XREADGROUP+XACK iterations; µs per unit (CPU), "
+             "ratio to standalone in brackets.", "",
+             "| workload | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for workload in WORKLOADS:
+        base = best[(workload, "standalone")]
+        cells = [f"{best[(workload, name)]:.1f} ({best[(workload, name)] / base:.2f}×)" for name in names]
+        lines.append(f"| {workload} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Any = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--batch", type=int, default=2000, help="XADD per batch (XREADGROUP+XACK: a tenth)")
+    parser.add_argument("--base-port", type=int, default=39001)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    best, names = measure(args.repeat, args.batch, args.base_port)
+    text = table(best, names, args.repeat, args.batch)
+    print(text)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as out:
+            out.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
