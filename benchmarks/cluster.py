@@ -10,7 +10,9 @@ Backends (each a redis-py client; the cluster ones are ``redis.cluster.RedisClus
   ``server.fast_path = False``: every command takes the dispatch path (RESP packing, fakeredis's parser,
   the socket's slot check): what cluster nodes did before they took the direct path;
 * **cluster-1 direct** / **cluster-3 direct** — the same clusters with the direct path (the slot check first,
-  then the engine, no RESP).
+  then the engine, no RESP);
+* **node direct** — a plain ``redis.Redis`` on the node of the 3-node cluster that owns the key (direct path):
+  the node's own cost, slot check included, without ``RedisCluster``'s client-side routing.
 
 Workloads: ``xadd`` (``XADD s * f v``, unit: command) and ``readgroup_ack`` (``XREADGROUP GROUP g c COUNT 10
 STREAMS s >`` then ``XACK s g`` of the 10 IDs, unit: iteration; the stream is refilled between batches, untimed).
@@ -36,7 +38,6 @@ if ROOT not in sys.path:
 from fake_streams import FakeStreamsServer  # noqa: E402
 from fake_streams.topology import FakeCluster  # noqa: E402
 
-KEY = "s"
 GROUP = "g"
 
 
@@ -51,8 +52,10 @@ def _hiredis() -> str:
 class Backend:
     """A client and how to switch its servers' direct path on or off."""
 
-    def __init__(self, name: str, client: Any, servers: List[Any], direct: bool, close: Callable[[], None]) -> None:
+    def __init__(self, name: str, client: Any, servers: List[Any], direct: bool, close: Callable[[], None],
+                 key: str = "s") -> None:
         self.name = name
+        self.key = key
         self.client = client
         self.servers = servers
         self.direct = direct
@@ -72,35 +75,39 @@ def backends(base_port: int) -> List[Backend]:
         for direct in (False, True):
             client = cluster.client()
             label = f"cluster-{nodes} {'direct' if direct else 'general'}"
-            out.append(Backend(label, client, cluster.servers, direct,
-                               cluster.close if direct else client.close))
+            out.append(Backend(label, client, cluster.servers, direct, client.close))
+        if nodes == 3:
+            owner = cluster.node_for_key("s").server
+            out.append(Backend("node direct", owner.client(), [owner], True, cluster.close))
+        else:
+            out[-1].close = cluster.close
     return out
 
 
-def xadd_batch(client: Any, n: int) -> float:
+def xadd_batch(client: Any, key: str, n: int) -> float:
     xadd = client.xadd
     started = time.process_time()
     for _ in range(n):
-        xadd(KEY, {"f": "v"})
+        xadd(key, {"f": "v"})
     return time.process_time() - started
 
 
-def readgroup_batch(client: Any, n: int) -> float:
-    client.delete(KEY)
+def readgroup_batch(client: Any, key: str, n: int) -> float:
+    client.delete(key)
     pipe = client.pipeline(transaction=False)
     for _ in range(n * 10):
-        pipe.xadd(KEY, {"f": "v"})
+        pipe.xadd(key, {"f": "v"})
     pipe.execute()
-    client.xgroup_create(KEY, GROUP, "0")
+    client.xgroup_create(key, GROUP, "0")
     read, ack = client.xreadgroup, client.xack
     started = time.process_time()
     for _ in range(n):
-        reply = read(GROUP, "c", {KEY: ">"}, count=10)
-        ack(KEY, GROUP, *[entry_id for entry_id, _ in reply[0][1]])
+        reply = read(GROUP, "c", {key: ">"}, count=10)
+        ack(key, GROUP, *[entry_id for entry_id, _ in reply[0][1]])
     return time.process_time() - started
 
 
-WORKLOADS: Dict[str, Callable[[Any, int], float]] = {"xadd": xadd_batch, "readgroup_ack": readgroup_batch}
+WORKLOADS: Dict[str, Callable[[Any, str, int], float]] = {"xadd": xadd_batch, "readgroup_ack": readgroup_batch}
 
 
 def measure(repeat: int, batch: int, base_port: int) -> Tuple[Dict[Tuple[str, str], float], List[str]]:
@@ -111,12 +118,12 @@ def measure(repeat: int, batch: int, base_port: int) -> Tuple[Dict[Tuple[str, st
             n = batch if workload == "xadd" else max(batch // 10, 1)
             for backend in found:  # warm-up (the cluster client's slot map, the first connections)
                 backend.prepare()
-                run(backend.client, max(n // 10, 1))
+                run(backend.client, backend.key, max(n // 10, 1))
             for _ in range(repeat):
                 for backend in found:
                     backend.prepare()
-                    backend.client.delete(KEY)
-                    per_unit = run(backend.client, n) / n * 1e6
+                    backend.client.delete(backend.key)
+                    per_unit = run(backend.client, backend.key, n) / n * 1e6
                     cell = (workload, backend.name)
                     best[cell] = min(best.get(cell, per_unit), per_unit)
     finally:

@@ -6,7 +6,9 @@ _process_command → _name_to_func → Session.run_unit → Session.call → _de
 read_response``. The hooks' ``send_command`` runs it instead as ``encode args (:func:`_encode`) → arity →
 server lock → FakeStreamsServer.execute`` (:func:`execute`: a batch of one for :func:`_run`, which
 pipelines use too; ``execute`` opens and finishes the execution unit itself) and keeps the reply on a
-per-socket deque that :func:`take` hands to ``read_response``. Non-transactional pipelines:
+per-socket deque that :func:`take` hands to ``read_response``. ``COMMAND GETKEYS`` of a
+stream command (redis-py's cluster clients ask it before every XREAD / XREADGROUP) is answered directly too
+(:func:`getkeys`). Non-transactional pipelines:
 :func:`pack_commands` leaves stream commands unpacked and :func:`send_deferred` runs them in order,
 sending every other command as RESP (hooks: :class:`SyncFastPath`, :class:`AsyncFastPath`).
 
@@ -261,6 +263,38 @@ def execute(conn: Any, command: Tuple[Any, Any, Any], health: bool = True) -> bo
     """
     session = _session(conn, health)
     return session is not None and _run(conn._sock, session, (command,), 0, conn._sf_fast_setup[0]) > 0
+
+
+_GETKEYS = frozenset({"COMMAND GETKEYS", "command getkeys"})
+
+
+def getkeys(conn: Any, args: Tuple[Any, ...]) -> bool:
+    """``COMMAND GETKEYS <stream command> …`` answered directly (what redis-py's cluster clients ask before every
+    XREAD / XREADGROUP, whose keys move): the keys, as :func:`.cluster.command_getkeys` answers them, when the
+    command is a stream command the direct path can encode with its arity and names at least one key; False
+    otherwise (errors, containers, other commands: the dispatch path answers). Counted in INFO as
+    ``command|getkeys``. O(len(args))."""
+    if len(args) < 3 or args[0] not in _GETKEYS:
+        return False
+    encoded = _encode(conn, args[1:])
+    if encoded is None:
+        return False
+    entry = conn._sf_fast_setup[0][args[1]]
+    if entry[1] is not None:  # (a container's subcommand arrives as its own argument: never in the table)
+        return False  # pragma: no cover
+    keys = auth.stream_keys(entry[0].name, [entry[2], *encoded])
+    session = _session(conn, True)
+    if not keys or session is None or not session.enter():
+        return False
+    try:
+        started = _perf_counter()
+        sock = conn._sock
+        with sock._server.lock:
+            sock._sf_fast.append(keys)
+            session.server.stats.called("command|getkeys", (_perf_counter() - started) * 1e6)
+    finally:
+        session.leave()
+    return True
 
 
 class DeferredCommands(list):
@@ -540,6 +574,8 @@ class SyncFastPath:
             except BaseException:
                 self.disconnect()  # type: ignore[attr-defined]
                 raise
+        elif args and args[0] in _GETKEYS and getkeys(self, args):
+            return
         super().send_command(*args, **kwargs)  # type: ignore[misc]
 
     def can_read(self, timeout: Optional[float] = 0) -> bool:
@@ -577,6 +613,8 @@ class AsyncFastPath:
             except BaseException:
                 await self.disconnect(nowait=True)  # type: ignore[attr-defined]
                 raise
+        elif args and args[0] in _GETKEYS and self.is_connected and getkeys(self, args):  # type: ignore[attr-defined]
+            return
         await super().send_command(*args, **kwargs)  # type: ignore[misc]
 
     async def can_read(self, *args: Any, **kwargs: Any) -> bool:
@@ -604,4 +642,5 @@ class AsyncFastPath:
             raise
 
 
-__all__ = ["AsyncFastPath", "SyncFastPath", "ENABLED", "DeferredCommands", "execute", "pack_commands", "pending", "prepare", "run_deferred", "send_deferred", "take"]
+__all__ = ["AsyncFastPath", "SyncFastPath", "ENABLED", "DeferredCommands", "execute", "getkeys", "pack_commands", "pending",
+           "prepare", "run_deferred", "send_deferred", "take"]

@@ -12,6 +12,7 @@ import pytest
 import redis.exceptions
 
 from fake_streams import FakeStreamsConnection, ManualClock
+from fake_streams._fakeredis import fastpath
 from fake_streams.topology import FakeCluster, key_slot
 from tests.conformance.oracles import protocol_kwargs
 from tests.unit.test_fastpath import direct_calls  # noqa: F401  (the fixture)
@@ -215,3 +216,44 @@ def test_single_node_cluster_alike(direct_calls):  # noqa: F811
     fast, slow = _both(scenario, 3, nodes=1)
     assert fast == slow
     assert direct_calls == [b"XADD", b"XREAD"]  # (the first command of a connection connects it: dispatch path)
+
+
+GETKEYS = [
+    ("XREADGROUP", "GROUP", "g", "c", "COUNT", "10", "STREAMS", "{s}1", "{s}2", ">", ">"),
+    ("XREAD", "BLOCK", "0", "STREAMS", "a", "b", "0", "0"), ("XREAD", "STREAMS", "a"), ("XREAD", "STREAMS"),
+    ("XADD", "s", "*", "f", "v"), ("XADD", "s"), ("XLEN", "s"), ("XLEN",), ("XINFO", "STREAM", "s"),
+    ("XGROUP", "HELP"), ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s"), ("xread", "streams", "a", "0"),
+    ("XReAd", "STREAMS", "a", "0"), ("GET", "a"), ("PING",),
+]
+
+
+@pytest.mark.parametrize("decode", (False, True))
+@pytest.mark.parametrize("protocol", (2, 3), ids=lambda p: f"resp{p}")
+def test_command_getkeys_of_stream_commands_alike(protocol, decode):
+    """What redis-py's cluster clients ask before each XREAD / XREADGROUP: answered directly for a stream command
+    with its keys, the dispatch path for everything else; the same replies, errors and INFO counts."""
+    def scenario(cluster: FakeCluster, raw: Raw) -> List[Any]:
+        client = cluster.nodes[0].server.client(protocol=protocol, decode_responses=decode)
+        try:
+            out = [_outcome(lambda argv=argv: client.execute_command("COMMAND GETKEYS", *argv)) for argv in GETKEYS]
+        finally:
+            client.close()
+        return out + [_stats(raw, 0)]
+
+    taken = []
+    original = fastpath.getkeys
+
+    def counting(conn: Any, args: Any) -> bool:
+        answered = original(conn, args)
+        if answered:
+            taken.append(args[1])
+        return answered
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fastpath, "getkeys", counting)
+        fast, slow = _both(scenario, protocol)
+    assert fast == slow
+    first = [k if isinstance(k, str) else k.decode() for k in fast[0]]  # (redis-py's RESP2 callback makes str)
+    assert first == ["{s}1", "{s}2"] and any(_error(r) for r in fast)
+    if fastpath.ENABLED:
+        assert taken == ["XREADGROUP", "XREAD", "XADD", "XLEN", "xread"]
