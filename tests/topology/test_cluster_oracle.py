@@ -8,7 +8,8 @@ into a failure."""
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, List
+import time
+from typing import Any, Callable, Iterator, List
 
 import pytest
 
@@ -17,7 +18,7 @@ from fake_streams.topology import FakeCluster, key_slot
 from tests.conformance.oracles import Oracle, _find_redis8_server, _find_redis_server, protocol_kwargs, require_real
 from tests.conformance.replies import capture, first_difference
 
-from .real_cluster import RealCluster, normaliser, sort_shards
+from .real_cluster import RealCluster, info_dict, normaliser, sort_shards
 
 pytestmark = pytest.mark.real
 PROTOCOLS = (2, 3)
@@ -280,6 +281,105 @@ def test_ask_during_migration_on_three_masters(three: Topologies) -> None:
         t.same(dst, "CLUSTER", "NODES")
 
 
+def test_migration_edges_on_three_masters(three: Topologies) -> None:
+    """During a migration: ASK for keys the source no longer has (writes, MKSTREAM, several keys, EVAL's keys),
+    ASKING kept through a MULTI given after it, not when given inside the MULTI (queued), spent by any command."""
+    t = three
+    with _migrating(t) as (src, dst):
+        for i, argv in (
+            (src, ("XREAD", "STREAMS", "{m}gone", "{m}no", "0", "0")), (src, ("XADD", "{m}new", "*", "f", "v")),
+            (src, ("XGROUP", "CREATE", "{m}new2", "g", "$", "MKSTREAM")), (src, ("XGROUP", "CREATE", "{m}here", "g", "$")),
+            (src, ("XINFO", "STREAM", "{m}gone")), (src, ("XINFO", "HELP")),
+            (src, ("CLUSTER", "COUNTKEYSINSLOT", str(key_slot(b"m")))),
+            (dst, ("ASKING",)), (dst, ("MULTI",)), (dst, ("XADD", "{m}gone", "1-1", "f", "v")),
+            (dst, ("XLEN", "{m}gone")), (dst, ("EXEC",)),
+            (dst, ("MULTI",)), (dst, ("ASKING",)), (dst, ("XADD", "{m}gone2", "1-1", "f", "v")), (dst, ("EXEC",)),
+            (dst, ("ASKING",)), (dst, ("PING",)), (dst, ("XLEN", "{m}gone")),
+            (dst, ("ASKING",)), (dst, ("XREAD", "STREAMS", "{m}gone", "{m}gone", "0", "0")),
+            (dst, ("ASKING",)), (dst, ("XGROUP", "CREATE", "{m}gone", "g", "0")),
+            (dst, ("ASKING",)), (dst, ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "{m}gone", ">")),
+            (dst, ("ASKING",)), (dst, ("XREADGROUP", "GROUP", "g", "c", "BLOCK", "10", "STREAMS", "{m}gone", ">")),
+            (src, ("MULTI",)), (src, ("XLEN", "{m}here")), (src, ("XLEN", "{m}gone")), (src, ("EXEC",)),
+            (src, ("EVAL", "return 1", "1", "{m}gone")), (src, ("EVAL", "return 1", "2", "{m}here", "{m}gone")),
+            (dst, ("ASKING",)), (dst, ("EVAL", "return redis.call('xlen', KEYS[1])", "1", "{m}gone")),
+        ):
+            t.same(i, *argv)
+
+
+def _blocked_on(oracle: Any) -> None:
+    """Wait (bounded) until a client of the real node is blocked."""
+    deadline = time.monotonic() + 5.0
+    while b"blocked_clients:1" not in oracle.command("INFO", "clients"):
+        if time.monotonic() > deadline:
+            raise AssertionError("the real node never blocked the client")
+        time.sleep(0.01)  # real-time: the real server blocks the client once it has read the command
+
+
+def _move_real_slot(t: Topologies, slot: int, src: int, dst: int, keys: tuple) -> None:
+    """``redis-cli --cluster reshard`` of one slot on the real cluster: SETSLOT IMPORTING / MIGRATING, MIGRATE the
+    keys, SETSLOT NODE on the target first (its epoch wins), then the source and the others; then wait (bounded)
+    until every node says the target owns the slot. Before and after, the nodes' current epochs must agree: a
+    target that has not heard of the last epoch bumps its own to one that loses against the old owner's."""
+    source, target = t.real.nodes[src], t.real.nodes[dst]
+    _settled(t, lambda: True)
+    target.command("CLUSTER", "SETSLOT", slot, "IMPORTING", t.real.ids[src])
+    source.command("CLUSTER", "SETSLOT", slot, "MIGRATING", t.real.ids[dst])
+    if keys:
+        source.command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", *keys)
+    for node in [target, source] + [n for n in t.real.nodes if n is not target and n is not source]:
+        node.command("CLUSTER", "SETSLOT", slot, "NODE", t.real.ids[dst])
+    _settled(t, lambda: all(_real_owner(node, slot) == target.port for node in t.real.nodes))
+
+
+def _settled(t: Topologies, agreed: Callable[[], bool]) -> None:
+    """Wait (bounded) until ``agreed()`` and every real node has the same current epoch."""
+    deadline = time.monotonic() + 10.0
+    while not (agreed() and len({info_dict(n.command("CLUSTER", "INFO"))["cluster_current_epoch"]
+                                 for n in t.real.nodes}) == 1):
+        if time.monotonic() > deadline:
+            raise AssertionError("the real cluster did not settle")
+        time.sleep(0.05)  # real-time: bounded wait for the real cluster's gossip to converge
+
+
+def _real_owner(node: Any, slot: int) -> Any:
+    for first, last, owner, *_ in node.command("CLUSTER", "SLOTS"):
+        if first <= slot <= last:
+            return owner[1]
+    return None
+
+
+@pytest.mark.parametrize("group", (False, True), ids=("xread", "xreadgroup"))
+def test_blocked_reader_when_its_slot_moves_on_three_masters(three: Topologies, group: bool) -> None:
+    """A reader blocked on a slot that moves: XREAD on a key that never existed is answered MOVED (the cron's
+    redirection of blocked clients); XREADGROUP on a stream migrated away is woken by the key's deletion."""
+    t = three
+    slot = key_slot(b"b")
+    src = t.fake.nodes.index(t.fake.node_for_key("{b}"))
+    dst = (src + 1) % 3
+    keys: tuple = ()
+    if group:
+        keys = ("{b}s",)
+        t.same(src, "XADD", "{b}s", "1-1", "f", "v")
+        t.same(src, "XGROUP", "CREATE", "{b}s", "g", "$")
+    argv = (("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "{b}s", ">") if group else
+            ("XREAD", "BLOCK", "0", "STREAMS", "{b}none", "$"))
+    replies = []
+    try:
+        for side, conn in (("real", t.real_conns[src]), ("fake", t.fake_conns[src])):
+            conn.send_command(*argv)
+            if side == "real":
+                _blocked_on(t.real.nodes[src])
+                _move_real_slot(t, slot, src, dst, keys)
+            else:
+                t.fake.move_slot(slot, dst)
+            replies.append(capture(lambda conn=conn: conn.read_response(disable_decoding=True)))
+        real, fake = t.norm_real(replies[0]), t.norm_fake(replies[1])
+        assert first_difference(real, fake) is None, (real, fake)
+        t.same(dst, "XLEN", keys[0] if keys else "{b}none")
+    finally:
+        _move_real_slot(t, slot, dst, src, keys)
+
+
 # ------------------------------------------------------------------------------------------- scripts
 def _error_table(call: str) -> str:
     """A script that returns the fields of ``redis.pcall``'s error table for ``call`` (its Lua arguments)."""
@@ -428,6 +528,7 @@ def single_r8(real_single_r8: RealCluster, request: Any) -> Iterator[Topologies]
     t.close()
 
 
+@pytest.mark.slow  # a third real cluster to start (2 s): the full run (--run-slow, CI) has it
 def test_script_slot_model_of_redis_8(single_r8: Topologies) -> None:
     """Redis 7.4+ (here 8.2.3 against profile 8.2): the command is named in a script's cross-slot error, an
     unserved slot has its own text, the slot is the run's (from its caller's), each command of a script sets the
