@@ -266,6 +266,9 @@ def execute(conn: Any, command: Tuple[Any, Any, Any], health: bool = True) -> bo
 
 
 _GETKEYS = frozenset({"COMMAND GETKEYS", "command getkeys"})
+#: the name of a deferred ``COMMAND GETKEYS`` (:meth:`AsyncFastPath.pack_command`), answered by :func:`getkeys` when
+#: it is sent, else packed then
+_ASK_KEYS = object()
 
 
 def getkeys(conn: Any, args: Tuple[Any, ...]) -> bool:
@@ -359,12 +362,17 @@ def socket_payloads(conn: Any, deferred: DeferredCommands) -> Iterator[Any]:
     i, n = 0, len(deferred)
     while i < n:
         name, payload, args = deferred[i]
+        if name is _ASK_KEYS:  # (only ever alone: AsyncFastPath.pack_command's)
+            if not getkeys(conn, args):
+                yield conn._sf_pack(*args)
+            i += 1
+            continue
         if name is not None:
             j = run_deferred(conn, deferred, i)
             if j > i:
                 i = j
                 continue
-            payload = conn.pack_command(*args)
+            payload = conn._sf_pack(*args)
         yield payload
         i += 1
 
@@ -592,6 +600,10 @@ class SyncFastPath:
     def pack_commands(self, commands: Any) -> Any:
         return pack_commands(self, commands)
 
+    def _sf_pack(self, *args: Any) -> Any:
+        """redis-py's packing of one command (RESP bytes)."""
+        return super().pack_command(*args)  # type: ignore[misc]
+
     def send_packed_command(self, command: Any, check_health: bool = True) -> None:
         if type(command) is DeferredCommands:
             send_deferred(self, command, check_health)
@@ -615,7 +627,28 @@ class AsyncFastPath:
                 raise
         elif args and args[0] in _GETKEYS and self.is_connected and getkeys(self, args):  # type: ignore[attr-defined]
             return
-        await super().send_command(*args, **kwargs)  # type: ignore[misc]
+        # = redis.asyncio's send_command, packed as RESP (pack_command would keep a stream command unpacked)
+        await self.send_packed_command(self._sf_pack(*args),  # type: ignore[attr-defined]
+                                       check_health=kwargs.get("check_health", True))
+
+    def pack_command(self, *args: Any) -> Any:
+        """redis.asyncio's cluster nodes pack each command themselves (``send_packed_command(pack_command(…))``):
+        a stream command stays unpacked, as in :func:`pack_commands`, to run directly when it is sent; so does
+        ``COMMAND GETKEYS`` (:func:`getkeys` when it is sent)."""
+        encoded = _encode(self, args)
+        if encoded is not None:
+            deferred = DeferredCommands()
+            deferred.append((args[0], tuple(encoded), args))
+            return deferred
+        if args and args[0] in _GETKEYS:  # (what the cluster client asks before XREAD / XREADGROUP)
+            deferred = DeferredCommands()
+            deferred.append((_ASK_KEYS, None, args))
+            return deferred
+        return self._sf_pack(*args)
+
+    def _sf_pack(self, *args: Any) -> Any:
+        """redis-py's packing of one command (RESP bytes)."""
+        return super().pack_command(*args)  # type: ignore[misc]
 
     async def can_read(self, *args: Any, **kwargs: Any) -> bool:
         if pending(self._sock) is not None:  # type: ignore[attr-defined]

@@ -6,10 +6,12 @@ move. ``direct_calls`` checks that the direct path really ran."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Callable, List
 
 import pytest
 import redis.exceptions
+from redis.cluster import RedisCluster
 
 from fake_streams import FakeStreamsConnection, ManualClock
 from fake_streams._fakeredis import fastpath
@@ -18,6 +20,22 @@ from tests.conformance.oracles import protocol_kwargs
 from tests.unit.test_fastpath import direct_calls  # noqa: F401  (the fixture)
 
 START_MS = 1_700_000_000_000
+
+
+@pytest.fixture
+def getkeys_calls(monkeypatch: Any) -> List[Any]:
+    """The commands whose ``COMMAND GETKEYS`` the direct path answered (fastpath.getkeys)."""
+    taken: List[Any] = []
+    original = fastpath.getkeys
+
+    def counting(conn: Any, args: Any) -> bool:
+        answered = original(conn, args)
+        if answered:
+            taken.append(args[1])
+        return answered
+
+    monkeypatch.setattr(fastpath, "getkeys", counting)
+    return taken
 
 
 def _cluster(fast: bool, nodes: int = 3) -> FakeCluster:
@@ -229,7 +247,7 @@ GETKEYS = [
 
 @pytest.mark.parametrize("decode", (False, True))
 @pytest.mark.parametrize("protocol", (2, 3), ids=lambda p: f"resp{p}")
-def test_command_getkeys_of_stream_commands_alike(protocol, decode):
+def test_command_getkeys_of_stream_commands_alike(getkeys_calls, protocol, decode):
     """What redis-py's cluster clients ask before each XREAD / XREADGROUP: answered directly for a stream command
     with its keys, the dispatch path for everything else; the same replies, errors and INFO counts."""
     def scenario(cluster: FakeCluster, raw: Raw) -> List[Any]:
@@ -240,20 +258,49 @@ def test_command_getkeys_of_stream_commands_alike(protocol, decode):
             client.close()
         return out + [_stats(raw, 0)]
 
-    taken = []
-    original = fastpath.getkeys
-
-    def counting(conn: Any, args: Any) -> bool:
-        answered = original(conn, args)
-        if answered:
-            taken.append(args[1])
-        return answered
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(fastpath, "getkeys", counting)
-        fast, slow = _both(scenario, protocol)
+    fast, slow = _both(scenario, protocol)
     assert fast == slow
     first = [k if isinstance(k, str) else k.decode() for k in fast[0]]  # (redis-py's RESP2 callback makes str)
     assert first == ["{s}1", "{s}2"] and any(_error(r) for r in fast)
     if fastpath.ENABLED:
-        assert taken == ["XREADGROUP", "XREAD", "XADD", "XLEN", "xread"]
+        assert getkeys_calls == ["XREADGROUP", "XREAD", "XADD", "XLEN", "xread"]
+
+
+def _async_scenario(cluster: FakeCluster, raw: Raw) -> List[Any]:
+    async def run() -> List[Any]:
+        client = cluster.async_client()
+        out: List[Any] = []
+        try:
+            for key in ("orders", "jobs"):
+                out.append([await client.xadd(key, {"n": i}, id=f"1-{i}") for i in range(1, 4)])
+                out.append(await client.xgroup_create(key, "g", "0"))
+                out.append(await client.xreadgroup("g", "c", {key: ">"}, count=2))
+            cluster.move_slot(key_slot(b"jobs"), (cluster.nodes.index(cluster.node_for_key("jobs")) + 1) % 3)
+            out.append(await client.xreadgroup("g", "c", {"jobs": ">"}))
+            out.append(await client.xack("jobs", "g", "1-1", "1-2", "1-3"))
+        finally:
+            await client.aclose()
+        return out
+
+    return asyncio.run(run())
+
+
+def test_asyncio_redis_cluster_alike(direct_calls, getkeys_calls):  # noqa: F811
+    """redis.asyncio's cluster client packs each command itself: stream commands and COMMAND GETKEYS still run
+    directly."""
+    fast, slow = _both(_async_scenario, 2)
+    assert fast == slow
+    assert direct_calls.count(b"XREADGROUP") >= 2 and getkeys_calls.count("XREADGROUP") >= 2
+
+
+@pytest.mark.fake_redis_streams(topology="cluster", url="redis://localhost:7000", start_ms=START_MS)
+def test_the_fixtures_cluster_takes_the_direct_path(fake_redis_streams, direct_calls):  # noqa: F811
+    app = RedisCluster(host="localhost", port=7000)  # what the code under test builds
+    try:
+        app.xadd("{jobs}", {"id": "1"}, id="1-1")
+        app.xgroup_create("{jobs}", "workers", id="0")
+        assert app.xreadgroup("workers", "c", {"{jobs}": ">"}) == [[b"{jobs}", [(b"1-1", {b"id": b"1"})]]]
+        assert app.xack("{jobs}", "workers", "1-1") == 1
+    finally:
+        app.close()
+    assert b"XREADGROUP" in direct_calls and b"XACK" in direct_calls
