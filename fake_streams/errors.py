@@ -96,6 +96,10 @@ ERRORS: Dict[str, str] = {
     "XREAD_CLAIM_OPTION": "ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead.",
     "CLAIM_NOT_INTEGER": "ERR min-idle-time is not an integer",
     "CLAIM_NEGATIVE": "ERR min-idle-time must be a positive integer",
+    # XREAD / XREADGROUP MAXCOUNT / MAXSIZE (Redis 8.10; no text in the sources: docs/redis8-choices.md)
+    "MAXCOUNT_NOT_POSITIVE": "ERR MAXCOUNT must be a positive integer",
+    "MAXSIZE_NOT_POSITIVE": "ERR MAXSIZE must be a positive integer",
+    "MAXCOUNT_BELOW_COUNT": "ERR MAXCOUNT must be greater than or equal to COUNT",
     # blocking
     "BLOCKED_NOGROUP_R70": "NOGROUP the consumer group this client was blocked on no longer exists",
     "BLOCKED_KEY_GONE_R70": "UNBLOCKED the stream key no longer exists",

@@ -11,7 +11,7 @@ from fake_streams import FakeStreamsServer
 from fake_streams.profiles import PROFILES
 
 OLD = ("7.0", "7.2", "7.4", "valkey-8.0")
-NEW = ("8.0", "8.2", "8.4", "8.6")
+NEW = ("8.0", "8.2", "8.4", "8.6", "8.10")
 
 
 def _client(version):
