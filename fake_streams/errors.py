@@ -92,6 +92,9 @@ ERRORS: Dict[str, str] = {
     "XCFGSET_NO_PARAMETER": "ERR At least one parameter must be specified",
     "IDMP_DURATION_RANGE": "ERR IDMP-DURATION must be between 1 and 86400 seconds",
     "IDMP_MAXSIZE_RANGE": "ERR IDMP-MAXSIZE must be between 1 and 10000 entries",
+    # XIDMPRECORD (Redis 8.6.2; no text in the sources: docs/redis8-choices.md)
+    "XIDMPRECORD_NO_ENTRY": "ERR The stream ID does not exist in the stream",
+    "XIDMPRECORD_OTHER_ID": "ERR The IID is already recorded with a different stream ID",
     # XREADGROUP CLAIM (Redis 8.4; texts from the Tcl test globs, the rest by analogy: docs/redis8-choices.md)
     "XREAD_CLAIM_OPTION": "ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead.",
     "CLAIM_NOT_INTEGER": "ERR min-idle-time is not an integer",
