@@ -103,6 +103,14 @@ ERRORS: Dict[str, str] = {
     "MAXCOUNT_NOT_POSITIVE": "ERR MAXCOUNT must be a positive integer",
     "MAXSIZE_NOT_POSITIVE": "ERR MAXSIZE must be a positive integer",
     "MAXCOUNT_BELOW_COUNT": "ERR MAXCOUNT must be greater than or equal to COUNT",
+    # XNACK (Redis 8.8; exact texts from the Tcl tests, the parts their globs leave open chosen in
+    # docs/redis8-choices.md)
+    "XNACK_MODE": "ERR mode must be SILENT, FAIL, or FATAL",
+    "XNACK_UNKNOWN_OPTION": "ERR Unrecognized XNACK option '{option}'",
+    "XNACK_NO_IDS": "ERR syntax error, expected IDS keyword",
+    "XNACK_NUMIDS": "ERR numids must be a positive integer",
+    "XNACK_NUMIDS_MISMATCH": "ERR number of IDs doesn't match numids",
+    "XNACK_RETRYCOUNT_NEGATIVE": "ERR Invalid RETRYCOUNT value, must be >= 0",
     # blocking
     "BLOCKED_NOGROUP_R70": "NOGROUP the consumer group this client was blocked on no longer exists",
     "BLOCKED_KEY_GONE_R70": "UNBLOCKED the stream key no longer exists",

@@ -4,7 +4,7 @@ commands (spec §6, §9; Redis 8: the addendum streams-redis8.md §0.3 and docs/
 Handlers ask for features (``profile.has("xread_plus_id")``), never compare version numbers, and
 resolve error texts through ``profile.errors`` (the base table of :mod:`fake_streams.errors` with
 this profile's overrides applied). Users name profiles by the public strings ``"7.0"``, ``"7.2"``,
-``"7.4"`` (default), ``"valkey-8.0"``, ``"8.0"``, ``"8.2"``, ``"8.4"``, ``"8.6"``, ``"8.10"`` and ``"valkey-9.1"``
+``"7.4"`` (default), ``"valkey-8.0"``, ``"8.0"``, ``"8.2"``, ``"8.4"``, ``"8.6"``, ``"8.8"``, ``"8.10"`` and ``"valkey-9.1"``
 (Valkey 9.1.2 exactly: checked against the live server, which is its oracle with no declared difference).
 """
 
@@ -36,6 +36,7 @@ FEATURES: Mapping[str, str] = MappingProxyType(
         "xreadgroup_claim": "XREADGROUP … CLAIM min-idle-time: idle pending entries first, 4-element entries (R8.4.0) [A4]",
         "stream_idmp": "XADD IDMP/IDMPAUTO, XCFGSET, the six XINFO STREAM IDMP fields (R8.6.0) [A5]",
         "approx_trim_ref_policies": "`~` trimming honours DELREF/ACKED; before, it deletes nothing (R8.2.7, R8.4.4, R8.6.0) [A2]",
+        "xnack": "XNACK; owner-less (NACKed) PEL entries in every command that sees the PEL; XINFO `nacked-count`; RDB 14 (R8.8.0) [A7]",
         "xidmprecord": "XIDMPRECORD key pid iid id: the AOF-rewrite command that records one IDMP pair (R8.6.2, #14794; the docs say since 8.8.0: docs/redis8-choices.md) [A6]",
         "stream_idmp_rdb": "DUMP/RESTORE carry a stream's IDMP state: RDB 13, RDB_TYPE_STREAM_LISTPACKS_4 (R8.6; librdb's RDB-13 support) [A5]",
         "read_caps": "XREAD / XREADGROUP MAXCOUNT (entries across all streams) and MAXSIZE (reply bytes) (R8.10.0) [A8]",
@@ -54,8 +55,8 @@ FEATURES: Mapping[str, str] = MappingProxyType(
 
 #: the Redis 8 switches: not in the 7.x / Valkey profiles
 REDIS8_FEATURES = frozenset({"lag_behind_first_estimated", "xread_plus_empty_nil", "xreadgroup_claim", "stream_idmp",
-                             "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies", "xidmprecord",
-                             "stream_idmp_rdb", "read_caps"})
+                             "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies", "xnack",
+                             "xidmprecord", "stream_idmp_rdb", "read_caps"})
 _ALL = frozenset(FEATURES)
 #: What only Valkey 9.1 does; the Redis and Valkey 8 profiles have none of it.
 _VALKEY_9 = frozenset({
@@ -191,11 +192,13 @@ _R8_4_ADDITIONS = _R8_2_ADDITIONS | {"xreadgroup_claim"}
 R8_4 = _redis8("8.4", 4, _R8_4_ADDITIONS)
 _R8_6_ADDITIONS = _R8_4_ADDITIONS | {"stream_idmp", "stream_idmp_rdb", "xidmprecord"}
 R8_6 = _redis8("8.6", 2, _R8_6_ADDITIONS)
-#: what Redis 8.10 adds to the line before it (XREAD / XREADGROUP MAXCOUNT / MAXSIZE). "8.10" is composed as the
-#: previous line's feature set | this one: until the "8.8" profile (XNACK) lands beside it, that line is 8.6.
+#: Redis 8.8's feature set: 8.6's plus XNACK (a later line extends it: 8.10 = R8_8_FEATURES | its own)
+R8_8_FEATURES = _R8_6_ADDITIONS | {"xnack"}
+R8_8 = _redis8("8.8", 0, R8_8_FEATURES)
+#: what Redis 8.10 adds to 8.8 (XREAD / XREADGROUP MAXCOUNT / MAXSIZE): "8.10" = R8_8_FEATURES | R8_10_FEATURES
 R8_10_FEATURES = frozenset({"read_caps"})
-R8_10 = _redis8("8.10", 1, _R8_6_ADDITIONS | R8_10_FEATURES)
-REDIS8_PROFILES = (R8_0, R8_2, R8_4, R8_6, R8_10)
+R8_10 = _redis8("8.10", 1, R8_8_FEATURES | R8_10_FEATURES)
+REDIS8_PROFILES = (R8_0, R8_2, R8_4, R8_6, R8_8, R8_10)
 
 V9_1 = Profile(
     name="valkey-9.1",

@@ -419,12 +419,16 @@ def _serve(ctx: Context, opts: ReadOptions, args: List[bytes], resolved: List[Re
 
 def _claimable(ctx: Context, stream: Stream, group: ConsumerGroup, min_idle: int) -> List[Tuple[int, int, PendingEntry]]:
     """The group's pending entries idle for at least ``min_idle`` ms whose stream entry still exists, longest
-    idle first (ties: ID order): ``(delivery_time, key, nack)``. O(p log p)."""
+    idle first (ties: ID order): ``(delivery_time, key, nack)``. Owner-less (NACKed, Redis 8.8) entries come
+    first, in NACK order (the head of the server's time-ordered PEL; they satisfy every ``min_idle``). O(p log p)."""
     now = ctx.now_ms
     entry_k = stream.entry_k
+    zone = group.nack_zone
     found = [(nack.delivery_time, k, nack) for k, nack in group.pel.scan_k(MIN_KEY)
-             if nack.idle(now) >= min_idle and entry_k(k) is not None]
+             if not nack.consumer.nacked and nack.idle(now) >= min_idle and entry_k(k) is not None]
     found.sort(key=lambda item: (item[0], item[1]))
+    if zone:
+        found[:0] = [(0, k, nack) for k, nack in zone.fifo() if entry_k(k) is not None]
     return found
 
 
@@ -444,7 +448,7 @@ def _claim_then_deliver(ctx: Context, stream: Stream, group: ConsumerGroup, cons
             break
         found = stream.entry_k(k)
         assert found is not None
-        item: Reply = [found[0], list(found[1]), nack.idle(now), as_i64(nack.delivery_count)]
+        item: Reply = [found[0], list(found[1]), nack.reported_idle(now), as_i64(nack.delivery_count)]
         if budget is not None and not budget.take(item):
             break
         out.append(item)

@@ -2,11 +2,11 @@
 
 :func:`stream_data` reads a stream as DUMP writes it: its nodes exactly as the node model has them
 (boundaries, master fields, live entries and the tombstones the nodes keep), counters, groups, PELs,
-consumers, the IDMP state (Redis 8.6; written only under RDB_TYPE_STREAM_LISTPACKS_4). :func:`build_stream` makes
-the stream a RESTORE loads: the same nodes (so later ``~`` trims, XINFO ``radix-tree-keys`` and the next DUMP
-follow the payload), counters, groups with their PELs shared between group and consumer as the engine keeps
-them, and the payload's IDMP state (a payload without one keeps what ``new_stream`` gave: the CONFIG defaults
-on 8.6+). Both O(entries + PEL rows + tracked iids).
+consumers, the NACK zone (Redis 8.8) in NACK order, the IDMP state (Redis 8.6; written under
+RDB_TYPE_STREAM_LISTPACKS_4 and later). :func:`build_stream` makes the stream a RESTORE loads: the same nodes (so
+later ``~`` trims, XINFO ``radix-tree-keys`` and the next DUMP follow the payload), counters, groups with their
+PELs shared between group and consumer as the engine keeps them, and the payload's IDMP state (a payload without
+one keeps what ``new_stream`` gave: the CONFIG defaults on 8.6+). Both O(entries + PEL rows + tracked iids).
 """
 
 from __future__ import annotations
@@ -33,10 +33,12 @@ def stream_data(stream: Stream) -> StreamData:
         nodes.append(NodeData(_pair(node.master), list(node.master_fields), entries))
     groups: List[GroupData] = []
     for name, group in stream.groups.items():
-        pending = [PendingData(_pair(sid), nack.delivery_time, nack.delivery_count, nack.consumer.name)
+        pending = [PendingData(_pair(sid), nack.delivery_time, nack.delivery_count,
+                               None if nack.consumer.nacked else nack.consumer.name)
                    for sid, nack in group.pel.items()]
         consumers = [ConsumerData(c.name, c.seen_time, c.active_time) for c in group.consumers.values()]
-        groups.append(GroupData(name, _pair(group.last_id), group.entries_read, pending, consumers))
+        nacked = [_pair(id_of(k)) for k, _ in group.nack_zone.fifo()]
+        groups.append(GroupData(name, _pair(group.last_id), group.entries_read, pending, consumers, nacked))
     return StreamData(nodes, len(stream), _pair(stream.last_id), _pair(stream.first_id),
                       _pair(stream.max_deleted_entry_id), stream.entries_added, groups, idmp=_idmp_data(stream.idmp))
 
@@ -93,9 +95,16 @@ def _fill_group(group: ConsumerGroup, g: GroupData) -> None:
         consumer = group.create_consumer(c.name, c.seen_time)
         consumer.active_time = c.active_time
         consumers[c.name] = consumer
+    nacked: Dict[int, PendingEntry] = {}
     for row in g.pending:  # ascending IDs: appends to both PELs
         k = key_of(row.id)
-        owner = consumers[row.consumer]  # type: ignore[index]
+        owner = group.nacked if row.consumer is None else consumers[row.consumer]
         nack = PendingEntry(row.delivery_time, row.delivery_count, owner, b"%d-%d" % row.id)
         group.pel.append_k(k, nack)
-        owner.pel.append_k(k, nack)
+        if row.consumer is None:
+            nacked[k] = nack  # into the NACK zone below, in NACK order
+        else:
+            owner.pel.append_k(k, nack)
+    for sid in g.nacked:
+        k = key_of(sid)
+        group.nack_zone.set_k(k, nacked[k])

@@ -68,7 +68,7 @@ class PendingData:
     id: StreamIDPair
     delivery_time: int
     delivery_count: int
-    consumer: Optional[bytes]  # None only while a payload is being read
+    consumer: Optional[bytes]  # None: owner-less (NACKed, listed in GroupData.nacked), or while a payload is read
 
 
 @dataclass
@@ -85,6 +85,8 @@ class GroupData:
     entries_read: int  # -1: unknown
     pending: List[PendingData]  # ascending IDs
     consumers: List[ConsumerData]  # ascending names
+    #: the owner-less (NACKed, Redis 8.8) rows' IDs in NACK order; those rows have ``consumer`` None
+    nacked: List[StreamIDPair] = field(default_factory=list)
 
 
 @dataclass

@@ -165,15 +165,21 @@ IDMP_TAIL = bytes.fromhex(
     "02" "00")
 
 
-def test_dump_writes_rdb_13_and_the_idmp_state(env):
-    _, _, r = env
+#: (stream type, RDB version) of each profile's DUMP: 8.6 → RDB_TYPE_STREAM_LISTPACKS_4 / 13; 8.10 (8.8's format)
+#: → RDB_TYPE_STREAM_LISTPACKS_5 / 14, whose body is 26's with the groups' NACK zones (none here)
+FORMATS = {"8.6": (26, 13), "8.10": (27, 14)}
+
+
+def test_dump_writes_the_rdb_version_and_the_idmp_state(env):
+    server, _, r = env
+    stream_type, version = FORMATS[server.profile.name]
     _two_producers(r)
     payload = r.dump("k")
-    assert payload[0] == 26  # RDB_TYPE_STREAM_LISTPACKS_4
-    assert payload[-10:-8] == (13).to_bytes(2, "little")
+    assert payload[0] == stream_type
+    assert payload[-10:-8] == version.to_bytes(2, "little")
     assert payload[:-10].endswith(b"\x00" + IDMP_TAIL)  # 0 consumer groups, then the IDMP state
     _raw(r, "SET", "str", "x")
-    assert r.dump("str")[-10:-8] == (13).to_bytes(2, "little")  # every DUMP of an 8.6 server says RDB 13
+    assert r.dump("str")[-10:-8] == version.to_bytes(2, "little")  # every DUMP of the server says its RDB version
     _raw(r, "XADD", "plain", "1-0", "f", "v")  # never written with IDMP: the defaults and zero counters
     assert r.dump("plain")[:-10].endswith(b"\x00" + bytes.fromhex("40644064" "00" "00" "00"))
 
@@ -214,7 +220,7 @@ def test_restore_of_an_older_payload_takes_the_config_defaults(env):
 def test_pre_8_6_profiles_refuse_an_8_6_payload(env):
     # Redis 8.4 loads RDB <= 12 and no type 26: the version check comes first, then the body's type (the same
     # answers as the real Redis 8.2.3 gives: tests/conformance/test_redis8_refs.py)
-    _, _, r = env
+    server, _, r = env
     _two_producers(r)
     payload = r.dump("k")
     older = FakeStreamsServer(version="8.4").client()
@@ -222,11 +228,20 @@ def test_pre_8_6_profiles_refuse_an_8_6_payload(env):
         older.restore("k", 0, payload)
     with pytest.raises(redis.ResponseError, match="^Bad data format$"):
         older.restore("k", 0, frame(payload[:-10], 12))
+    if server.profile.name == "8.10":  # 8.10 loads 8.6's payload (RDB 13, type 26), IDMP state included
+        eight_six = FakeStreamsServer(version="8.6", clock=ManualClock(T0))
+        try:
+            old = eight_six.client()
+            _two_producers(old)
+            assert r.restore("from86", 0, old.dump("k")) == b"OK"
+            assert _info(r, "from86") == _info(old, "k")
+        finally:
+            eight_six.close()
 
 
 @pytest.mark.parametrize("damage", ("duration 0", "maxsize 10001", "more producers than there are", "producer twice", "iid twice"))
 def test_damaged_idmp_state_is_bad_data_format(env, damage):
-    _, _, r = env
+    server, _, r = env
     _two_producers(r)
     body = r.dump("k")[:-10]
     head = body[: -len(IDMP_TAIL)]
@@ -239,5 +254,5 @@ def test_damaged_idmp_state_is_bad_data_format(env, damage):
     }[damage]
     body = head + tail
     with pytest.raises(redis.ResponseError, match="^Bad data format$"):
-        r.restore("k2", 0, frame(body, 13))
+        r.restore("k2", 0, frame(body, FORMATS[server.profile.name][1]))
     assert r.exists("k2") == 0
