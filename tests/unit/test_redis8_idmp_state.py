@@ -256,3 +256,53 @@ def test_damaged_idmp_state_is_bad_data_format(env, damage):
     with pytest.raises(redis.ResponseError, match="^Bad data format$"):
         r.restore("k2", 0, frame(body, FORMATS[server.profile.name][1]))
     assert r.exists("k2") == 0
+
+
+# ------------------------------------------------------------------------------------------- Tcl persistence cases
+# stream.tcl's IDMP persistence cases, with the fake's stand-in for a reload: DEBUG RELOAD / SAVE + restart write
+# the keyspace as RDB and load it back, i.e. each stream goes through the same serialization as DUMP + RESTORE;
+# an AOF without RDB preamble is replayed as the rewrite writes it (the entries, XCFGSET, XIDMPRECORD per iid).
+def _reload(r, key="mystream"):
+    payload = r.dump(key)
+    r.delete(key)
+    assert r.restore(key, 0, payload) == b"OK"
+
+
+def test_tcl_xadd_idmp_persists_in_rdb(env):
+    """XADD IDMP persists in RDB"""
+    _, _, r = env
+    id1 = _raw(r, "XADD", "mystream", "IDMP", "p1", "persist-1", "*", "field", "value1")
+    _raw(r, "XADD", "mystream", "IDMP", "p1", "persist-2", "*", "field", "value2")
+    _reload(r)
+    assert r.xlen("mystream") == 2
+    assert _raw(r, "XADD", "mystream", "IDMP", "p1", "persist-1", "*", "field", "new") == id1
+    assert r.xlen("mystream") == 2
+
+
+def test_tcl_xadd_idmp_multiple_producers_persistence_in_rdb(env):
+    """XADD IDMP multiple producers persistence in RDB"""
+    _, _, r = env
+    ids = [_raw(r, "XADD", "mystream", "IDMP", p, "req-1", "*", "field", f"v{i}") for i, p in enumerate(("p1", "p2", "p3"))]
+    assert (_info(r, "mystream")["pids-tracked"], _info(r, "mystream")["iids-tracked"]) == (3, 3)
+    _reload(r)
+    assert (_info(r, "mystream")["pids-tracked"], _info(r, "mystream")["iids-tracked"]) == (3, 3)
+    for p, entry_id in zip(("p1", "p2", "p3"), ids):
+        assert _raw(r, "XADD", "mystream", "IDMP", p, "req-1", "*", "field", "dup") == entry_id
+
+
+def test_tcl_xadd_idmp_set_in_aof(env):
+    """XADD IDMP set in AOF (the replay of a rewritten AOF without RDB preamble: 8.6.2's XIDMPRECORD)"""
+    _, _, r = env
+    id1 = _raw(r, "XADD", "mystream", "IDMP", "p1", "aof-1", "*", "field", "value1")
+    _raw(r, "XADD", "mystream", "IDMP", "p1", "aof-2", "*", "field", "value2")
+    assert _raw(r, "XADD", "mystream", "IDMP", "p1", "aof-1", "*", "field", "dup") == id1
+    info = _info(r, "mystream")
+    entries = _raw(r, "XRANGE", "mystream", "-", "+")
+    r.delete("mystream")
+    for entry_id, fields in entries:
+        _raw(r, "XADD", "mystream", entry_id, *fields)
+    _raw(r, "XCFGSET", "mystream", "IDMP-DURATION", str(info["idmp-duration"]), "IDMP-MAXSIZE", str(info["idmp-maxsize"]))
+    for (entry_id, _), iid in zip(entries, ("aof-1", "aof-2")):
+        assert _raw(r, "XIDMPRECORD", "mystream", "p1", iid, entry_id) == b"OK"
+    assert r.xlen("mystream") == 2
+    assert _raw(r, "XADD", "mystream", "IDMP", "p1", "aof-1", "*", "field", "new") == id1
