@@ -36,8 +36,8 @@ def _entries(reply, protocol):
     """``[(key, [entry, …]), …]`` of an XREAD reply in either protocol."""
     if reply is None:
         return []
-    if protocol == 3:
-        return list(reply.items())
+    if protocol == 3:  # a RepeatedKeyMap (a key named twice) keeps every pair
+        return list(reply.pairs) if hasattr(reply, "pairs") else list(reply.items())
     return [(k, e) for k, e in reply]
 
 
@@ -298,3 +298,17 @@ def test_keyspace_events_are_those_of_the_read_without_caps():
         p.close()
     finally:
         server.close()
+
+
+def test_a_key_named_twice_shares_the_budget(env):
+    # a key named twice is served twice (spec §2.6); the budget runs across both occurrences, RESP3's map repeats
+    # the key, and MAXSIZE counts both headers
+    _, _, r, protocol = env
+    _fill(r, "s", 2)
+    argv = ("XREAD", "MAXCOUNT", "3", "STREAMS", "s", "s", "0", "0")
+    reply = _raw(r, *argv)
+    assert [(k, len(e)) for k, e in _entries(reply, protocol)] == [(b"s", 2), (b"s", 1)]
+    size = len(_wire(protocol, argv, reply))
+    for cap, total in ((size, 3), (size - 1, 2)):
+        got = _raw(r, "XREAD", "MAXCOUNT", "3", "MAXSIZE", str(cap), "STREAMS", "s", "s", "0", "0")
+        assert _total(got, protocol) == total
