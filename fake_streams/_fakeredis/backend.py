@@ -14,6 +14,7 @@ from typing import Any, DefaultDict, Dict, Optional, cast
 
 from ..dbhooks import hook_database
 from ..errors import ReplyError
+from ..idmp import DEFAULT_DURATION_S, DEFAULT_MAXSIZE, IdmpState
 from ..keyaccess import KeyAccess, table_of
 from ..reply import Status
 from ..stream import Stream
@@ -145,7 +146,7 @@ class Backend:
     the caller to hold :attr:`lock`, the server lock fakeredis takes around every command.
     """
 
-    __slots__ = ("fake", "lock", "_config")
+    __slots__ = ("fake", "lock", "_config", "_idmp")
 
     def __init__(self, profile: Any) -> None:
         self.fake = FakeServer(version=profile.version_tuple, server_type=profile.server)
@@ -155,6 +156,7 @@ class Backend:
         config.setdefault(b"stream-node-max-entries", str(Stream.stream_node_max_entries).encode())
         config.setdefault(b"stream-node-max-bytes", str(Stream.stream_node_max_bytes).encode())
         self._config = _SharedConfig(config)
+        self._idmp = profile.has("stream_idmp")  # Redis 8.6+: a new stream takes stream-idmp-* (CONFIG)
 
     def install_hooks(self, registry: Any) -> None:
         """Every database (now and created later, e.g. by SELECT) reports key writes to ``registry``."""
@@ -174,6 +176,10 @@ class Backend:
         """An empty stream value bound to this server's CONFIG."""
         value = StreamValue()
         value._sf_config = self._config
+        if self._idmp:  # streamNew: the stream's IDMP-DURATION / IDMP-MAXSIZE are the CONFIG values of now
+            config = self._config
+            value.idmp = IdmpState(config.get_int(b"stream-idmp-duration") or DEFAULT_DURATION_S,
+                                   config.get_int(b"stream-idmp-maxsize") or DEFAULT_MAXSIZE)
         return value
 
     def stats(self) -> Dict[str, Any]:
