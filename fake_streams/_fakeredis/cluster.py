@@ -286,7 +286,8 @@ def script_refusal(sock: Any, argv: List[bytes], cmd: str, cross_slot: bool, run
                            bool(getattr(sock, "_sf_asking", False)), lambda key: _present(db, key))
     command = cmd.replace(" ", "|")
     if server.profile.has("script_slot_per_run"):
-        text, run.slot = redirect.script_refusal(found, run.slot, cross_slot, command, True)
+        text, run.slot = redirect.script_refusal(found, run.slot, cross_slot, command, True,
+                                                 server.profile.has("script_cluster_module_texts"))
         if text is None:  # (slot stats: a script crossing slots leaves its client without one)
             sock._sf_slot = -1 if cross_slot and server.profile.has("script_cross_slot_unsets_slot") else found.slot
         return text

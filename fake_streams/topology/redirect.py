@@ -122,10 +122,13 @@ SCRIPT_UNBOUND = "ERR Script attempted to access a slot not served"
 SCRIPT_COMMAND_CROSS_SLOT = "ERR Command '{command}' in script attempted to access keys that don't hash to the same slot"
 SCRIPT_UNSTABLE = ("ERR Unable to execute command '{command}' in script because undeclared keys were accessed during "
                    "rehashing of the slot")
+#: Valkey 9.1 (its Lua engine calls commands through the module API): that API's texts
+MODULE_DOWN = "ERR Can not execute a command '{command}' while the cluster is down"
+MODULE_NON_LOCAL = "ERR Attempted to access a non local key in a cluster node"
 
 
 def script_refusal(found: Route, script_slot: int, cross_slot_allowed: bool, command: str,
-                   named: bool) -> Tuple[Optional[str], int]:
+                   named: bool, module: bool = False) -> Tuple[Optional[str], int]:
     """``scriptVerifyClusterState``: a command a script calls on this node (``command``: its full name, as
     ``xinfo|stream``), routed as ``found``; the script's slot so far ``script_slot`` (-1: none yet).
     ``(error or None, the script's slot after the command)``.
@@ -133,9 +136,13 @@ def script_refusal(found: Route, script_slot: int, cross_slot_allowed: bool, com
     A key this node does not serve now (another node's, being migrated away, several slots in one command, a
     slot nobody serves) is a non-local access, a cluster that is down has its own error; ``named`` (Redis 7.4,
     Valkey 8.0+): several slots in one command, a half-migrated slot and an unserved slot get their own texts,
-    naming the command. Then a slot other than the script's is refused, unless the script may cross slots (no
-    shebang, or the ``allow-cross-slot-keys`` flag); the first slot a script reaches becomes its slot."""
+    naming the command; ``module`` (Valkey 9.1): the module API's texts instead (cluster down, naming the
+    command; everything else non-local). Then a slot other than the script's is refused, unless the script may
+    cross slots (no shebang, or the ``allow-cross-slot-keys`` flag); the first slot a script reaches becomes its
+    slot."""
     code = found.code
+    if module and code != CODE_OK:
+        return (MODULE_DOWN.format(command=command) if code == CODE_DOWN else MODULE_NON_LOCAL), script_slot
     if code == CODE_DOWN:
         return SCRIPT_DOWN, script_slot
     if code != CODE_OK:
@@ -156,6 +163,6 @@ def script_refusal(found: Route, script_slot: int, cross_slot_allowed: bool, com
 
 
 __all__ = ["CODE_ASK", "CODE_CROSSSLOT", "CODE_DOWN", "CODE_MOVED", "CODE_OK", "CODE_TRYAGAIN", "CODE_UNBOUND",
-           "CROSSSLOT", "DOWN", "SCRIPT_COMMAND_CROSS_SLOT", "SCRIPT_CROSS_SLOT", "SCRIPT_DOWN", "SCRIPT_NON_LOCAL",
-           "SCRIPT_UNBOUND", "SCRIPT_UNSTABLE", "TRYAGAIN", "UNBOUND", "Route",
+           "CROSSSLOT", "DOWN", "MODULE_DOWN", "MODULE_NON_LOCAL", "SCRIPT_COMMAND_CROSS_SLOT", "SCRIPT_CROSS_SLOT",
+           "SCRIPT_DOWN", "SCRIPT_NON_LOCAL", "SCRIPT_UNBOUND", "SCRIPT_UNSTABLE", "TRYAGAIN", "UNBOUND", "Route",
            "refusal", "refusal_line", "route", "script_refusal"]

