@@ -197,8 +197,12 @@ class Connection:
     def put_all(self, values: List[Any], protocol: int) -> None:
         """Queue the replies of a run of this client's commands that need no nil shaping (XADD IDs, errors)."""
         self.protocol = protocol
-        self.out.append(b"".join([b"$%d\r\n%s\r\n" % (len(v), v) if type(v) is bytes else encode(v, protocol)
-                                  for v in values]))
+        if len(values) == 1 and type(values[0]) is bytes:  # one unpipelined XADD's ID
+            value = values[0]
+            self.out.append(b"$%d\r\n%s\r\n" % (len(value), value))
+        else:
+            self.out.append(b"".join([b"$%d\r\n%s\r\n" % (len(v), v) if type(v) is bytes else encode(v, protocol)
+                                      for v in values]))
         if not self.dirty:
             self.dirty = True
             self.owner.dirty.append(self)
