@@ -231,7 +231,7 @@ class TcpClient:
         if (spec is not None and len(argv) > 4 and len(argv) & 1 and argv[2] == b"*" and spec.handler is _XADD
                 and self._plain_xadds(argv, spec, parser)):
             return
-        if not self._direct(argv, parser):
+        if not self._direct(argv, parser, spec):
             self.sock._process_command(argv)
 
     def _plain_xadds(self, argv: Any, spec: Any, parser: Any) -> bool:
@@ -276,9 +276,11 @@ class TcpClient:
                 limits = stream.node_limits()  # CONFIG SET cannot run before the lock is released
                 started = perf_counter()
                 names = self._names
+                now_ms = 0
                 try:
                     while True:
-                        ids.append(stream.add_next(typed[3:], int(now * 1000) if wall else clock.now_ms(), limits))
+                        now_ms = int(now * 1000) if wall else clock.now_ms()
+                        ids.append(stream.add_next(typed[3:], now_ms, limits))
                         if parser is None or not parser.has_input:
                             break
                         taken = _next_request(parser, lambda following: (
@@ -301,7 +303,7 @@ class TcpClient:
                     n = len(ids)
                     if type(ids[0]) is bytes:  # an entry was added (an internal error can only be the last reply)
                         keyspace.changed(key)
-                    server.access.touch_many(keyspace.access_table, key, n)  # each XADD's lookupKey
+                    server.access.touch_many(keyspace.access_table, key, n, now_ms)  # each XADD's lookupKey
                     server.stats.called_many("xadd", n, (perf_counter() - started) * 1e6)
             finally:
                 lock.release()
@@ -367,10 +369,12 @@ class TcpClient:
             self.run(typed)
         return True
 
-    def _direct(self, argv: Any, parser: Any = None) -> bool:
-        """A stream command (or PING) on the direct path if nothing could tell the difference; False: not run."""
+    def _direct(self, argv: Any, parser: Any = None, spec: Any = None) -> bool:
+        """A stream command (or PING) on the direct path if nothing could tell the difference; False: not run.
+        ``spec``: the name table's entry for ``argv[0]`` if the caller looked it up."""
         names = self._names
-        spec = names.get(argv[0])
+        if spec is None:
+            spec = names.get(argv[0])
         if spec is None:
             if argv[0] in names or len(names) >= _NAME_CACHE_MAX:
                 return False
@@ -447,7 +451,7 @@ class TcpClient:
             return False
         if getattr(fake, "_sf_script_running", False):  # a script runs: the dispatch path answers BUSY
             return False
-        return fastpath._acl_ok(sock, fake)
+        return sock._sf_acl_checked == fake._sf_generation or fastpath._acl_ok(sock, fake)  # its kept verdict first
 
     def answer_busy(self, argv: Any) -> bool:
         """While another client's script is busy on the loop's thread: reply what the busy server answers

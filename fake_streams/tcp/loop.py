@@ -261,8 +261,7 @@ class Connection:
         self.bytes_in += len(data)
         if self.close_after_reply:
             return  # the server reads no more requests of a client it is about to close
-        parser.feed(data)
-        if parser.buffered > self.owner.query_buffer_limit:
+        if parser.feed(data) > self.owner.query_buffer_limit:
             self.owner.close_connection(self)  # freeClientAsync: no reply
             return
         self.process()
@@ -303,6 +302,8 @@ class Connection:
                 owner.run_rechecks()
             if client.gone:
                 self._drop()
+            elif not parser.has_input and self.held is None:  # nothing more to read: next() would answer None
+                break
 
     def _take_held(self) -> List[bytes]:
         held, self.held = self.held, None
