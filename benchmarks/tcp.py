@@ -10,8 +10,10 @@ alternating fake / real for ``--rounds`` rounds, measures:
   syscalls for both servers), so that what is left is the server's own (user) time;
 * the time of one XADD with a 16 MiB and a 64 MiB value (send to reply, one connection).
 
-Prints a Markdown table (median per cell, every sample, the fake/real ratio) and the load average before
-and after, since the machine may be shared. Bounded: every redis-benchmark run has ``-n`` requests and a
+Prints a Markdown table (median per cell, every sample, the fake/real ratio), the fake/real ratio of each
+round's requests/s (the two runs of a round are next to each other in time, so they saw about the same
+load) with its range, and the load average before, during (at each round's start) and after, since the
+machine may be shared. Bounded: every redis-benchmark run has ``-n`` requests and a
 timeout. ``python benchmarks/tcp.py [--rounds 3] [-n 50000] [--out FILE]``.
 """
 
@@ -48,6 +50,7 @@ def _start() -> Tuple[subprocess.Popen, int, subprocess.Popen, int]:
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     fake = subprocess.Popen([sys.executable, "-m", "fake_streams", "serve", "--port", "0", "--version", "7.0"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    assert fake.stdout is not None
     fake_port = int(fake.stdout.readline().strip().rsplit(":", 1)[1].split("/")[0])
     real_port = _free_port()
     real = subprocess.Popen(["redis-server", "--port", str(real_port), "--bind", "127.0.0.1", "--save", "",
@@ -124,8 +127,10 @@ def main() -> int:
     load_before = os.getloadavg()
     fake, fake_port, real, real_port = _start()
     samples: Dict[Tuple[str, str], List[float]] = {}
+    loads: List[float] = []
     try:
         for _ in range(args.rounds):
+            loads.append(os.getloadavg()[0])
             for side, port, pid in (("fake", fake_port, fake.pid), ("real", real_port, real.pid)):
                 for name, bench_args, scale in WORKLOADS:
                     rate, cpu_us, system_us = _benchmark(pid, port, bench_args, args.n * scale)
@@ -157,6 +162,11 @@ def main() -> int:
         fmt = "{:.3f}" if "MiB" in name else "{:.1f}" if "CPU" in name or "system" in name else "{:.0f}"
         lines.append(f"| {name} | {fmt.format(f)} | {fmt.format(r)} | {ratio:.2f} | "
                      f"{', '.join(fmt.format(x) for x in fake_s)} | {', '.join(fmt.format(x) for x in real_s)} |")
+    lines += ["", "fake / real requests/s per round (the same round's two runs), and their range:", ""]
+    for name, _, _ in WORKLOADS:
+        pairs = [f / r for f, r in zip(samples[(name, "fake")], samples[(name, "real")]) if r]
+        lines.append(f"- {name}: {', '.join(f'{x:.2f}' for x in pairs)} (range {min(pairs):.2f}–{max(pairs):.2f})")
+    lines += ["", f"load average at each round's start: {', '.join(f'{x:.2f}' for x in loads)}"]
     expected = (args.rounds * args.n, args.rounds * args.n * 4)
     lines += ["", f"-c 50 without a drop: XLEN s / XLEN p after the runs = {lengths} (expected {expected} each)"]
     text = "\n".join(lines) + "\n"
