@@ -24,8 +24,7 @@ Cost: linear in the bytes received. A partial request keeps its parsed arguments
 a bulk still missing bytes collects the chunks that arrive in a list and joins them once it is
 complete (no copy of the buffer per chunk), so a 64 MiB argument costs two copies of it. A complete request
 of the common shape (``*N`` with N ≤ 9, bulks up to 99 bytes, lengths spelled canonically) is read with one
-slice and one dict look-up per header line — with one ``split`` and one list comparison when it starts a buffer
-of at most 4 KiB, as an unpipelined request does; every other request by the general rules above.
+slice and one dict look-up per header line; every other request by the general rules above.
 """
 
 from __future__ import annotations
@@ -47,9 +46,6 @@ _UNAUTH_MAX_BULK = 16384
 #: :meth:`RequestParser.next` reads (``$5\r\n``; ``$05``/``$5\rX`` take the general path)
 _COUNT_LINES = {b"*%d\r\n" % n: n for n in range(1, 10)}
 _BULK_LINES = {b"$%d\r\n" % n: n for n in range(100)}
-#: ``$L`` for L in 0..99 (by L), and the longest buffer read with one split (:meth:`RequestParser.next`)
-_BULK_HEADS = [b"$%d" % n for n in range(100)]
-_SPLIT_MAX = 4096
 
 
 class ProtocolError(Exception):
@@ -228,17 +224,6 @@ class RequestParser:
             count = _COUNT_LINES.get(buf[pos:pos + 4])
             if count is not None:
                 size = len(buf)
-                if pos == 0 and size <= _SPLIT_MAX:  # a request at the start of a short buffer (unpipelined): one split
-                    parts = buf.split(b"\r\n", 2 * count + 1)
-                    if len(parts) == 2 * count + 2:
-                        argv = parts[2:-1:2]
-                        try:  # each header is exactly '$<len>' of the bulk after it (no CR LF inside a bulk)
-                            whole = [_BULK_HEADS[len(arg)] for arg in argv] == parts[1:-1:2]
-                        except IndexError:  # a bulk of 100 bytes or more
-                            whole = False
-                        if whole and self.limits.max_bulk_len >= 99:
-                            self._pos = size - len(parts[-1])
-                            return argv
                 at = pos + 4
                 argv = []
                 for _ in range(count):

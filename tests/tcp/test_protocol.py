@@ -207,9 +207,9 @@ def _random_request(rnd) -> bytes:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_split_path_equals_the_general_path(seed):
-    """A request at the start of a short buffer is read with one split (RequestParser.next): the same requests,
-    errors and waits as byte by byte, for each request alone and for all of them in one buffer."""
+def test_random_requests_whole_equal_byte_by_byte(seed):
+    """Requests of the common shape or near it, read whole (the fast path of RequestParser.next) and byte by byte
+    (the general path): the same requests, errors and waits, for each request alone and for all in one buffer."""
     import random
 
     rnd = random.Random(seed)
