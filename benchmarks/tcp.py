@@ -1,7 +1,8 @@
 """The TCP server against a real redis-server, side by side in one run (issue 15's targets).
 
 Starts ``python -m fake_streams serve`` (profile 7.0) and ``redis-server`` on free loopback ports and,
-alternating fake / real for ``--rounds`` rounds, measures:
+for ``--rounds`` rounds, each workload on the fake and on the real server back to back (the first of the two
+alternating from round to round), measures:
 
 * ``redis-benchmark -c 50`` requests/s: PING_INLINE, PING_MBULK, ``XADD s * f v``, and ``XADD … -P 16``;
 * the server process's CPU time per request during each redis-benchmark run (from ``/proc/PID/stat``):
@@ -11,8 +12,8 @@ alternating fake / real for ``--rounds`` rounds, measures:
 * the time of one XADD with a 16 MiB and a 64 MiB value (send to reply, one connection).
 
 Prints a Markdown table (median per cell, every sample, the fake/real ratio), the fake/real ratio of each
-round's requests/s (the two runs of a round are next to each other in time, so they saw about the same
-load) with its range, and the load average before, during (at each round's start) and after, since the
+round's requests/s (the two runs of a workload in a round are next to each other in time, so they saw
+about the same load) with its range, and the load average before, during (at each round's start) and after, since the
 machine may be shared. Bounded: every redis-benchmark run has ``-n`` requests and a
 timeout. ``python benchmarks/tcp.py [--rounds 3] [-n 50000] [--out FILE]``.
 """
@@ -129,15 +130,18 @@ def main() -> int:
     samples: Dict[Tuple[str, str], List[float]] = {}
     loads: List[float] = []
     try:
-        for _ in range(args.rounds):
+        sides = [("fake", fake_port, fake.pid), ("real", real_port, real.pid)]
+        for round_no in range(args.rounds):
             loads.append(os.getloadavg()[0])
-            for side, port, pid in (("fake", fake_port, fake.pid), ("real", real_port, real.pid)):
-                for name, bench_args, scale in WORKLOADS:
+            order = sides if round_no % 2 == 0 else sides[::-1]  # who goes first alternates too
+            for name, bench_args, scale in WORKLOADS:  # each workload on both servers back to back
+                for side, port, pid in order:
                     rate, cpu_us, system_us = _benchmark(pid, port, bench_args, args.n * scale)
                     samples.setdefault((name, side), []).append(rate)
                     samples.setdefault((f"{name}: server CPU µs/request", side), []).append(cpu_us)
                     samples.setdefault((f"{name}: of which system", side), []).append(system_us)
-                for size in (16, 64):
+            for size in (16, 64):
+                for side, port, _ in order:
                     samples.setdefault((f"XADD {size} MiB (s)", side), []).append(_big_xadd(port, size << 20))
         lengths = {side: (_command(port, b"XLEN s"), _command(port, b"XLEN p"))
                    for side, port in (("fake", fake_port), ("real", real_port))}
@@ -148,7 +152,7 @@ def main() -> int:
         real.wait(10)
     load_after = os.getloadavg()
     lines = [f"load average before {load_before[0]:.2f} / after {load_after[0]:.2f} on {os.cpu_count()} CPUs; "
-             f"{args.rounds} rounds, fake and real alternating", "",
+             f"{args.rounds} rounds, each workload on fake and real back to back", "",
              "| workload | fake (median) | real (median) | fake / real | fake samples | real samples |",
              "|---|---|---|---|---|---|"]
     names = [name for name, _, _ in WORKLOADS]
