@@ -3,6 +3,10 @@
 The TCP server parses requests itself (:mod:`fake_streams.tcp.protocol`) and hands each argument vector to
 :meth:`TcpClient.run`, in the event loop's thread:
 
+* a plain ``XADD key * field value …`` (the hottest command) on an existing stream without TTL takes the
+  shortest path (:meth:`TcpClient._plain_xadds`: the direct path's conditions, then the engine's append and
+  the command's side effects, with the plain XADDs on the same key right behind it in the input taken along;
+  tests/tcp/test_hot_xadd.py compares it with the general path);
 * a **stream command** (and PING, redis-benchmark's probe) takes the direct path when nothing could tell it
   from the dispatch path (the
   conditions of :mod:`.fastpath`: no MULTI, pubsub, CLIENT REPLY, faults, ACL restriction, password, paused
