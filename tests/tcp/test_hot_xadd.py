@@ -93,7 +93,7 @@ def _transcript(server: FakeStreamsServer, raw: Callable[[int], RawClient]) -> L
     return out
 
 
-@pytest.mark.parametrize("version", ["7.0", "7.4", "valkey-8.0"])
+@pytest.mark.parametrize("version", ["7.0", "7.4", "valkey-8.0", "8.6", "8.10", "valkey-9.1"])
 def test_plain_xadds_answer_and_act_as_the_general_path(raw, monkeypatch, version):
     taken: List[int] = []
     plain = adapter_tcp.TcpClient._plain_xadds
