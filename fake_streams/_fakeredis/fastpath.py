@@ -283,8 +283,8 @@ def getkeys(conn: Any, args: Tuple[Any, ...]) -> bool:
     if encoded is None:
         return False
     entry = conn._sf_fast_setup[0][args[1]]
-    if entry[1] is not None:  # (a container's subcommand arrives as its own argument: never in the table)
-        return False  # pragma: no cover
+    if entry[1] is not None:  # "XINFO STREAM" as one argument: the dispatch path answers it
+        return False
     keys = auth.stream_keys(entry[0].name, [entry[2], *encoded])
     session = _session(conn, True)
     if not keys or session is None or not session.enter():
