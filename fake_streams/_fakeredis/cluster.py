@@ -171,6 +171,8 @@ def command_getkeys(sock: Any, *argv: bytes) -> Any:
     """``COMMAND GETKEYS cmd args…`` (what redis-py's cluster client asks for movable-key commands): the keys as
     the slot check sees them, with the server's errors (getKeysSubcommandImpl)."""
     fields = [bytes(a) for a in argv]
+    if b" " in fields[0]:  # ("XINFO STREAM" in one argument): no command has that name
+        raise SimpleError("ERR Invalid command specified")
     cmd, args = extract_command(fields)
     info = get_command_info(fields[0].lower())
     try:

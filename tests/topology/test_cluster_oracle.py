@@ -200,7 +200,7 @@ GETKEYS: List[tuple] = [
     ("EVAL", "return 1", "0"), ("ZUNIONSTORE", "d", "2", "a", "b"), ("SORT", "a", "STORE", "b"),
     ("BLMPOP", "0", "2", "a", "b", "LEFT"), ("PING",), ("NOPE",), ("GET",), ("EVAL", "return 1", "5", "a"),
     ("PING", "x"), ("NOPE", "x"), ("GET", "a", "b"), ("MEMORY", "USAGE", "k"), ("EVAL_RO", "return 1", "1", "k"),
-    ("OBJECT", "ENCODING", "k"), ("BITOP", "AND", "d", "a"), ("RENAME", "a", "b"),
+    ("OBJECT", "ENCODING", "k"), ("BITOP", "AND", "d", "a"), ("RENAME", "a", "b"), ("XINFO STREAM", "s"),
 ]
 
 
