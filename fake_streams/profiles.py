@@ -1,10 +1,10 @@
-"""Version profiles: what differs between Redis 7.0, 7.2, 7.4, 8.0 … 8.6, Valkey 8.0 and Valkey 9.1 for stream
+"""Version profiles: what differs between Redis 7.0, 7.2, 7.4, 8.0 … 8.10, Valkey 8.0 and Valkey 9.1 for stream
 commands (spec §6, §9; Redis 8: the addendum streams-redis8.md §0.3 and docs/redis8-choices.md).
 
 Handlers ask for features (``profile.has("xread_plus_id")``), never compare version numbers, and
 resolve error texts through ``profile.errors`` (the base table of :mod:`fake_streams.errors` with
 this profile's overrides applied). Users name profiles by the public strings ``"7.0"``, ``"7.2"``,
-``"7.4"`` (default), ``"valkey-8.0"``, ``"8.0"``, ``"8.2"``, ``"8.4"``, ``"8.6"``, ``"8.8"`` and ``"valkey-9.1"``
+``"7.4"`` (default), ``"valkey-8.0"``, ``"8.0"``, ``"8.2"``, ``"8.4"``, ``"8.6"``, ``"8.8"``, ``"8.10"`` and ``"valkey-9.1"``
 (Valkey 9.1.2 exactly: checked against the live server, which is its oracle with no declared difference).
 """
 
@@ -28,6 +28,8 @@ FEATURES: Mapping[str, str] = MappingProxyType(
         "eager_consumer_creation": "XREADGROUP/XCLAIM/XAUTOCLAIM create the consumer before serving (R7.2+) [row 10]",
         "xsetid_checks_max_deleted": "XSETID refuses an ID below max-deleted-entry-id (R7.2+) [row 11]",
         "block_timeout_range_check": "BLOCK refuses a timeout whose deadline would overflow int64: 'timeout is out of range' (R7.2+; 7.0 blocks) [timeout.c]",
+        "script_slot_per_run": "a script's slot check on a cluster node keeps the script's own slot (from its caller's), names the command in its cross-slot / rehashing errors and says 'slot not served' (R7.4, V8.0+); else 7.0's: the client's slot, every refusal but cluster-down 'non local key' [script.c scriptVerifyClusterState]",
+        "script_cross_slot_unsets_slot": "on a cluster node each command of a script that may cross slots leaves its client without a slot (the next script of an EXEC starts without one): the cluster slot-stats rule (V8.0+, measured on R8.2.3) [clusterSlotStatsInvalidateSlotIfApplicable]",
         # Redis 8 (docs/redis8-choices.md; spec addendum streams-redis8.md §0.3)
         "lag_behind_first_estimated": "a group whose last ID is behind the first entry has its entries-read estimated, not counted (R8.0, #13958) [A9]",
         "xread_plus_empty_nil": "XREAD '+' on a stream whose last ID is 0-0 reads nothing (nil, or blocks) instead of the error (measured on R8.2.3 and V9.1.2; assumed from R8.0)",
@@ -37,6 +39,9 @@ FEATURES: Mapping[str, str] = MappingProxyType(
         "stream_idmp": "XADD IDMP/IDMPAUTO, XCFGSET, the six XINFO STREAM IDMP fields (R8.6.0) [A5]",
         "approx_trim_ref_policies": "`~` trimming honours DELREF/ACKED; before, it deletes nothing (R8.2.7, R8.4.4, R8.6.0) [A2]",
         "xnack": "XNACK; owner-less (NACKed) PEL entries in every command that sees the PEL; XINFO `nacked-count`; RDB 14 (R8.8.0) [A7]",
+        "xidmprecord": "XIDMPRECORD key pid iid id: the AOF-rewrite command that records one IDMP pair (R8.6.2, #14794; the docs say since 8.8.0: docs/redis8-choices.md) [A6]",
+        "stream_idmp_rdb": "DUMP/RESTORE carry a stream's IDMP state: RDB 13, RDB_TYPE_STREAM_LISTPACKS_4 (R8.6; librdb's RDB-13 support) [A5]",
+        "read_caps": "XREAD / XREADGROUP MAXCOUNT (entries across all streams) and MAXSIZE (reply bytes) (R8.10.0) [A8]",
         # Valkey 9.1.2 (observed on the live server; spec §9)
         "reestimating_read_counter": "entries-read / lag with Valkey 9's tombstone rules: any deleted ID after the cursor counts, an ID below max-deleted-entry-id is unknown, a '>' delivery counts on only from a known position (V9.1) [spec §9 item 1]",
         "unshared_small_integers": "OBJECT REFCOUNT of a small integer string is 1: values are not the shared integers (V9.1)",
@@ -46,18 +51,21 @@ FEATURES: Mapping[str, str] = MappingProxyType(
         "lua_module_listed": "HELLO 'modules' and INFO Modules list the built-in lua scripting engine module (V9.1)",
         "script_names_unknown_subcommands": "redis.call of an unknown subcommand gets the command's own 'unknown subcommand … Try X HELP.' error, not 'Unknown command called from script' (V9.1)",
         "renamed_key_is_a_new_object": "RENAME / RENAMENX / MOVE make a new object (the key is embedded in it): the key's LFU counter starts afresh (V9.1)",
+        "script_cluster_module_texts": "a script command refused by a cluster node's slot check gets the module API's texts: 'Can not execute a command '<name>' while the cluster is down', else 'Attempted to access a non local key in a cluster node' (several slots in one command, a slot not served, another node's key, a migration); the cross-slot check between commands keeps its script text (V9.1)",
         "valkey_9_script_texts": "the scripting engine's texts of Valkey 9: error suffix without the sha, 'This Valkey command', 'SCRIPT KILL.' / 'FUNCTION KILL.', 'Could not find scripting engine', function registration errors unframed (V9.1)",
     }
 )
 
 #: the Redis 8 switches: not in the 7.x / Valkey profiles
 REDIS8_FEATURES = frozenset({"lag_behind_first_estimated", "xread_plus_empty_nil", "xreadgroup_claim", "stream_idmp",
-                             "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies", "xnack"})
+                             "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies", "xnack",
+                             "xidmprecord", "stream_idmp_rdb", "read_caps", "script_cross_slot_unsets_slot"})
 _ALL = frozenset(FEATURES)
 #: What only Valkey 9.1 does; the Redis and Valkey 8 profiles have none of it.
 _VALKEY_9 = frozenset({
     "reestimating_read_counter", "unshared_small_integers", "embstr_holds_the_key", "noauth_before_command_checks",
     "no_multi_names_the_command", "lua_module_listed", "valkey_9_script_texts", "renamed_key_is_a_new_object",
+    "script_cluster_module_texts",
     "script_names_unknown_subcommands",
 })
 #: the Redis 7.x / Valkey 8.0 feature set: neither Redis 8's nor Valkey 9's switches
@@ -68,7 +76,7 @@ _R7 = _ALL - REDIS8_FEATURES - _VALKEY_9
 class Profile:
     """One emulated server version. Immutable; shared by every connection of a server."""
 
-    name: str  # public name: "7.0", "7.2", "7.4", "valkey-8.0", "8.0" … "8.8", "valkey-9.1"
+    name: str  # public name: "7.0", "7.2", "7.4", "valkey-8.0", "8.0" … "8.10", "valkey-9.1"
     spec_key: str  # spec version key: "R7.0", "R7.2", "R7.4", "V8", "R8.0" …, "V9.1"
     server: str  # "redis" or "valkey" (HELLO 'server')
     redis_version: str  # INFO redis_version / HELLO 'version' for redis
@@ -128,7 +136,7 @@ R7_2 = Profile(
     server="redis",
     redis_version="7.2.6",
     valkey_version=None,
-    features=_R7 - {"xread_plus_id", "block_allowed_in_scripts"},
+    features=_R7 - {"xread_plus_id", "block_allowed_in_scripts", "script_slot_per_run"},
 )
 
 R7_0 = Profile(
@@ -153,7 +161,7 @@ V8_0 = Profile(
     server="valkey",
     redis_version="7.2.4",
     valkey_version="8.0.1",
-    features=_R7,
+    features=_R7 | {"script_cross_slot_unsets_slot"},
     error_overrides={
         # scriptVerifyCommandArity: Valkey dropped "Redis" from the text
         "SCRIPT_UNKNOWN_COMMAND": "ERR Unknown command called from script",
@@ -181,17 +189,21 @@ def _redis8(line: str, patch: int, features: FrozenSet[str]) -> Profile:
     )
 
 
-_R8_2_ADDITIONS = frozenset({"stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies"})
+_R8_2_ADDITIONS = frozenset({"stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies",
+                             "script_cross_slot_unsets_slot"})
 R8_0 = _redis8("8.0", 0, frozenset())
 R8_2 = _redis8("8.2", 7, _R8_2_ADDITIONS)
 _R8_4_ADDITIONS = _R8_2_ADDITIONS | {"xreadgroup_claim"}
 R8_4 = _redis8("8.4", 4, _R8_4_ADDITIONS)
-_R8_6_ADDITIONS = _R8_4_ADDITIONS | {"stream_idmp"}
+_R8_6_ADDITIONS = _R8_4_ADDITIONS | {"stream_idmp", "stream_idmp_rdb", "xidmprecord"}
 R8_6 = _redis8("8.6", 2, _R8_6_ADDITIONS)
 #: Redis 8.8's feature set: 8.6's plus XNACK (a later line extends it: 8.10 = R8_8_FEATURES | its own)
 R8_8_FEATURES = _R8_6_ADDITIONS | {"xnack"}
 R8_8 = _redis8("8.8", 0, R8_8_FEATURES)
-REDIS8_PROFILES = (R8_0, R8_2, R8_4, R8_6, R8_8)
+#: what Redis 8.10 adds to 8.8 (XREAD / XREADGROUP MAXCOUNT / MAXSIZE): "8.10" = R8_8_FEATURES | R8_10_FEATURES
+R8_10_FEATURES = frozenset({"read_caps"})
+R8_10 = _redis8("8.10", 1, R8_8_FEATURES | R8_10_FEATURES)
+REDIS8_PROFILES = (R8_0, R8_2, R8_4, R8_6, R8_8, R8_10)
 
 V9_1 = Profile(
     name="valkey-9.1",
@@ -199,7 +211,7 @@ V9_1 = Profile(
     server="valkey",
     redis_version="7.2.4",  # INFO redis_version of Valkey 9.1.2 (the compatibility version it reports)
     valkey_version="9.1.2",
-    features=_R7 | _VALKEY_9 | {"xread_plus_empty_nil"},
+    features=_R7 | _VALKEY_9 | {"xread_plus_empty_nil", "script_cross_slot_unsets_slot"},
     error_overrides=V8_0.error_overrides,
 )
 

@@ -10,21 +10,24 @@ the override table (:mod:`.overrides`) and the slot check every command of a nod
   instead of the command; inside MULTI the refusal of a queued command aborts the transaction (EXECABORT), a refused
   EXEC discards it. :func:`after` ends the one-command life of ``ASKING`` (kept while a transaction is open).
 
-Cluster nodes run with ``fast_path = False``, so every command of theirs reaches :func:`refused`. Keys are the
+Every command of a cluster node's client reaches :func:`refused`, or, for a stream command on the direct path,
+:func:`direct_refusal` (the same verdict). Keys are the
 engine's for stream commands (:func:`.auth.stream_keys`, XREAD/XREADGROUP: every key after STREAMS) and
-:func:`fake_streams.topology.keys.command_keys` for the rest. Not emulated: the slot check of keys a script
-reaches with ``redis.call`` (EVAL's declared keys are checked).
+:func:`fake_streams.topology.keys.command_keys` for the rest. A script's commands pass
+:func:`script_refusal` (``scriptVerifyClusterState``): keys another node serves, or of another slot than the
+script's, get the script errors.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from ..errors import ReplyError
 from ..topology import keys as topology_keys
 from ..topology import redirect
 from ..topology import replies as cluster_replies
+from ..topology.slots import key_slot
 from . import auth
 from .backend import error, to_wire
 from .compat import SimpleError, SimpleString, extract_command, get_command_info
@@ -87,8 +90,6 @@ def _statuses(reply: Any) -> Any:
 def keys_in_slot(fake: Any, slot: int) -> List[bytes]:
     """The keys of database 0 in ``slot``, the newest first (the server keeps each slot's keys in a list it adds to
     at the head; the database's insertion order is that order reversed), expired keys left out. O(keys)."""
-    from ..topology.slots import key_slot
-
     return [k for k in reversed(db_keys(fake, 0)) if key_slot(k) == slot]
 
 
@@ -170,6 +171,8 @@ def command_getkeys(sock: Any, *argv: bytes) -> Any:
     """``COMMAND GETKEYS cmd args…`` (what redis-py's cluster client asks for movable-key commands): the keys as
     the slot check sees them, with the server's errors (getKeysSubcommandImpl)."""
     fields = [bytes(a) for a in argv]
+    if b" " in fields[0]:  # ("XINFO STREAM" in one argument): no command has that name
+        raise SimpleError("ERR Invalid command specified")
     cmd, args = extract_command(fields)
     info = get_command_info(fields[0].lower())
     try:
@@ -203,6 +206,7 @@ def refused(sock: Any, fields: Any, session: Any) -> bool:
 
     A command that does not exist or has the wrong arity is left to fakeredis (those errors come first)."""
     node = session.server.cluster_node
+    sock._sf_slot = -1  # resetClient: the client's slot is the current command's
     argv = [bytes(f) for f in fields]
     cmd, args = extract_command(fields)
     try:
@@ -220,9 +224,10 @@ def refused(sock: Any, fields: Any, session: Any) -> bool:
     else:
         commands = [command_keys(sock, argv, cmd)]
     db = sock._server.dbs[0]
-    line = redirect.refusal(node, commands, bool(getattr(sock, "_sf_asking", False)),
-                            lambda key: _present(db, key))
+    found = redirect.route(node, commands, bool(getattr(sock, "_sf_asking", False)), lambda key: _present(db, key))
+    line = redirect.refusal_line(found)
     if line is None:
+        sock._sf_slot = found.slot  # what a script it runs may reach without crossing slots
         if in_multi and name not in _TRANSACTION and commands[0]:
             if queue is None:
                 queue = sock._sf_cluster_queue = []
@@ -243,6 +248,55 @@ def refused(sock: Any, fields: Any, session: Any) -> bool:
     return True
 
 
+def direct_refusal(sock: Any, node: Any, spec_name: str, args: Sequence[bytes]) -> Optional[str]:
+    """The slot check of a stream command on the direct path (:mod:`.fastpath`; lock held, the client not after
+    ``ASKING``): the refusal line :func:`refused` would answer, or None. ``args``: the arguments after the
+    command (and subcommand) name, as the engine's table names it ``spec_name``.
+
+    The common case, one key of a slot this node owns while no slot of the node is being migrated and the
+    cluster is up, costs one CRC16 (C code) and two look-ups; anything else takes :func:`redirect.route`, as the
+    dispatch path does."""
+    if spec_name == "xread" or spec_name == "xreadgroup":
+        keys = auth.stream_keys(spec_name, [b"", *args])
+    elif "|" in spec_name:
+        keys = [] if spec_name.endswith("|help") or not args else [args[0]]
+    else:
+        keys = list(args[:1])
+    if not keys:
+        return None
+    cluster = node.cluster
+    if len(keys) == 1 and not node.migrating and not node.importing and cluster.state_ok \
+            and cluster.owners[key_slot(keys[0])] is node:
+        return None
+    db = sock._server.dbs[0]
+    return redirect.refusal_line(redirect.route(node, (keys,), False, lambda key: _present(db, key)))
+
+
+def script_refusal(sock: Any, argv: List[bytes], cmd: str, cross_slot: bool, run: Any) -> Optional[str]:
+    """The slot check of a command a script on this cluster node calls (``argv``; ``cmd``: fakeredis's name for
+    it): the script error instead of running it, or None (:func:`fake_streams.topology.redirect.script_refusal`).
+    The client's ``ASKING`` holds for the script's commands. ``cross_slot``: the script may reach several slots
+    of this node. ``run``: the script's run, whose ``slot`` the check keeps (feature ``script_slot_per_run``).
+
+    The script's slot: Redis 7.0 keeps it on the client (its command's declared keys set it, :func:`refused`; the
+    first slot a script reaches sets it if none; through a transaction's EXEC the next script inherits it); Redis
+    7.4 / Valkey keep it per run, starting from the client's, and every command a script runs sets the client's
+    to its own slot (-1 without keys; Valkey 8.0+ and Redis 8.2+: -1 as well in a script that may cross slots). O(keys) plus, during a migration of the slot, one lookup per key."""
+    server = sock._sf_session.server
+    db = sock._server.dbs[0]
+    found = redirect.route(server.cluster_node, [command_keys(sock, argv, cmd)],
+                           bool(getattr(sock, "_sf_asking", False)), lambda key: _present(db, key))
+    command = cmd.replace(" ", "|")
+    if server.profile.has("script_slot_per_run"):
+        text, run.slot = redirect.script_refusal(found, run.slot, cross_slot, command, True,
+                                                 server.profile.has("script_cluster_module_texts"))
+        if text is None:  # (slot stats: a script crossing slots leaves its client without one)
+            sock._sf_slot = -1 if cross_slot and server.profile.has("script_cross_slot_unsets_slot") else found.slot
+        return text
+    text, sock._sf_slot = redirect.script_refusal(found, getattr(sock, "_sf_slot", -1), cross_slot, command, False)
+    return text
+
+
 def redirect_blocked(server: Any) -> int:
     """``clusterRedirectBlockedClientIfNeeded`` for every client blocked on ``server`` (a cluster node): the cluster
     is down → ``CLUSTERDOWN The cluster is down``; its (first) key's slot unserved → ``CLUSTERDOWN Hash slot not
@@ -250,7 +304,6 @@ def redirect_blocked(server: Any) -> int:
     node = server.cluster_node
     if node is None or server.closed:
         return 0
-    from ..topology.slots import key_slot
 
     def answer(waiter: Any) -> Any:
         if not node.cluster.state_ok:
@@ -281,4 +334,5 @@ def after(sock: Any, fields: Any) -> None:
             sock._sf_asking = False
 
 
-__all__ = ["after", "cluster_command", "command_keys", "db_keys", "keys_in_slot", "redirect_blocked", "refused"]
+__all__ = ["after", "cluster_command", "command_keys", "db_keys", "keys_in_slot", "redirect_blocked", "refused",
+           "direct_refusal", "script_refusal"]

@@ -6,9 +6,15 @@ _process_command → _name_to_func → Session.run_unit → Session.call → _de
 read_response``. The hooks' ``send_command`` runs it instead as ``encode args (:func:`_encode`) → arity →
 server lock → FakeStreamsServer.execute`` (:func:`execute`: a batch of one for :func:`_run`, which
 pipelines use too; ``execute`` opens and finishes the execution unit itself) and keeps the reply on a
-per-socket deque that :func:`take` hands to ``read_response``. Non-transactional pipelines:
+per-socket deque that :func:`take` hands to ``read_response``. ``COMMAND GETKEYS`` of a
+stream command (redis-py's cluster clients ask it before every XREAD / XREADGROUP) is answered directly too
+(:func:`getkeys`). Non-transactional pipelines:
 :func:`pack_commands` leaves stream commands unpacked and :func:`send_deferred` runs them in order,
 sending every other command as RESP (hooks: :class:`SyncFastPath`, :class:`AsyncFastPath`).
+
+On a cluster node each command passes the node's slot check first, as on the dispatch path
+(:func:`.cluster.direct_refusal`: ``MOVED`` / ``ASK`` / ``CROSSSLOT`` / ``TRYAGAIN`` / ``CLUSTERDOWN`` answered
+instead, counted as a rejected call).
 
 What stays identical (the dispatch path's own code runs): the :class:`~fake_streams.commands.base.Context`
 built by ``FakeStreamsServer.execute``, the execution unit (time snapshot, blocked clients served at
@@ -17,7 +23,8 @@ the error reply is the ``ResponseError`` fakeredis's ``_decode_error`` builds (r
 ``parse_error``), raised by ``read_response``; decoding uses the connection's encoder.
 
 Falls back to the dispatch path (returns False, nothing done) whenever it could behave differently:
-fast path disabled (``server.fast_path = False``, env ``FAKE_STREAMS_FAST_PATH=0``), not connected /
+fast path disabled (``server.fast_path = False``, env ``FAKE_STREAMS_FAST_PATH=0``), a cluster node's client
+after ``ASKING``, not connected /
 killed / server down / CLIENT PAUSE in force, a fault hook set that is not ``idle``, ACL user other than an unrestricted
 ``default``, MULTI queueing or EXEC running, pubsub, ``CLIENT REPLY OFF/SKIP``, the parser paused (a parked blocking read) or
 replies already queued on the socket (never reorder), closed sockets awaiting cleanup, a health check
@@ -49,7 +56,7 @@ from ..commands.xadd_xtrim import xadd as _XADD
 from ..errors import ReplyError
 from ..reply import Status
 from ..stream import Stream
-from . import auth
+from . import auth, cluster
 from .access import stream_events_sent
 from .backend import error
 from .compat import SimpleError
@@ -258,6 +265,41 @@ def execute(conn: Any, command: Tuple[Any, Any, Any], health: bool = True) -> bo
     return session is not None and _run(conn._sock, session, (command,), 0, conn._sf_fast_setup[0]) > 0
 
 
+_GETKEYS = frozenset({"COMMAND GETKEYS", "command getkeys"})
+#: the name of a deferred ``COMMAND GETKEYS`` (:meth:`AsyncFastPath.pack_command`), answered by :func:`getkeys` when
+#: it is sent, else packed then
+_ASK_KEYS = object()
+
+
+def getkeys(conn: Any, args: Tuple[Any, ...]) -> bool:
+    """``COMMAND GETKEYS <stream command> …`` answered directly (what redis-py's cluster clients ask before every
+    XREAD / XREADGROUP, whose keys move): the keys, as :func:`.cluster.command_getkeys` answers them, when the
+    command is a stream command the direct path can encode with its arity and names at least one key; False
+    otherwise (errors, containers, other commands: the dispatch path answers). Counted in INFO as
+    ``command|getkeys``. O(len(args))."""
+    if len(args) < 3 or args[0] not in _GETKEYS:
+        return False
+    encoded = _encode(conn, args[1:])
+    if encoded is None:
+        return False
+    entry = conn._sf_fast_setup[0][args[1]]
+    if entry[1] is not None:  # "XINFO STREAM" as one argument: the dispatch path answers it
+        return False
+    keys = auth.stream_keys(entry[0].name, [entry[2], *encoded])
+    session = _session(conn, True)
+    if not keys or session is None or not session.enter():
+        return False
+    try:
+        started = _perf_counter()
+        sock = conn._sock
+        with sock._server.lock:
+            sock._sf_fast.append(keys)
+            session.server.stats.called("command|getkeys", (_perf_counter() - started) * 1e6)
+    finally:
+        session.leave()
+    return True
+
+
 class DeferredCommands(list):
     """What ``pack_commands`` returns: per command ``(name, encoded args, args)`` for a stream command, or
     ``(None, packed RESP chunks, None)``."""
@@ -320,12 +362,17 @@ def socket_payloads(conn: Any, deferred: DeferredCommands) -> Iterator[Any]:
     i, n = 0, len(deferred)
     while i < n:
         name, payload, args = deferred[i]
+        if name is _ASK_KEYS:  # (only ever alone: AsyncFastPath.pack_command's)
+            if not getkeys(conn, args):
+                yield conn._sf_pack(*args)
+            i += 1
+            continue
         if name is not None:
             j = run_deferred(conn, deferred, i)
             if j > i:
                 i = j
                 continue
-            payload = conn.pack_command(*args)
+            payload = conn._sf_pack(*args)
         yield payload
         i += 1
 
@@ -339,6 +386,7 @@ def _run(sock: Any, session: Any, batch: Any, i: int, table: Dict[Any, _Entry]) 
         return i
     try:
         n, fast, fake = len(batch), sock._sf_fast, sock._server
+        node = session.server.cluster_node
         lock = fake.lock
         lock.acquire()
         try:
@@ -351,7 +399,16 @@ def _run(sock: Any, session: Any, batch: Any, i: int, table: Dict[Any, _Entry]) 
                 for db in dbs:
                     db.time = now
                 entry = table[name]
-                if entry[0].handler is _XADD:
+                if node is not None:  # a cluster node: its slot check first (MOVED, ASK, CROSSSLOT …)
+                    if sock._sf_asking:  # (ASKING lasts one command: the dispatch path keeps that state)
+                        break
+                    line = cluster.direct_refusal(sock, node, entry[0].name, encoded)
+                    if line is not None:
+                        i += 1
+                        session.server.stats.rejected(entry[0].name, line)
+                        fast.append(sock._decode_error(SimpleError(line)))
+                        continue
+                if entry[0].handler is _XADD:  # (a run of XADDs on one key: the same key, the same slot verdict)
                     j = _xadd_run(sock, session, batch, i, n, fast, table)
                     if j > i:
                         i = j
@@ -525,6 +582,8 @@ class SyncFastPath:
             except BaseException:
                 self.disconnect()  # type: ignore[attr-defined]
                 raise
+        elif args and args[0] in _GETKEYS and getkeys(self, args):
+            return
         super().send_command(*args, **kwargs)  # type: ignore[misc]
 
     def can_read(self, timeout: Optional[float] = 0) -> bool:
@@ -540,6 +599,10 @@ class SyncFastPath:
 
     def pack_commands(self, commands: Any) -> Any:
         return pack_commands(self, commands)
+
+    def _sf_pack(self, *args: Any) -> Any:
+        """redis-py's packing of one command (RESP bytes)."""
+        return super().pack_command(*args)  # type: ignore[misc]
 
     def send_packed_command(self, command: Any, check_health: bool = True) -> None:
         if type(command) is DeferredCommands:
@@ -562,7 +625,30 @@ class AsyncFastPath:
             except BaseException:
                 await self.disconnect(nowait=True)  # type: ignore[attr-defined]
                 raise
-        await super().send_command(*args, **kwargs)  # type: ignore[misc]
+        elif args and args[0] in _GETKEYS and self.is_connected and getkeys(self, args):  # type: ignore[attr-defined]
+            return
+        # = redis.asyncio's send_command, packed as RESP (pack_command would keep a stream command unpacked)
+        await self.send_packed_command(self._sf_pack(*args),  # type: ignore[attr-defined]
+                                       check_health=kwargs.get("check_health", True))
+
+    def pack_command(self, *args: Any) -> Any:
+        """redis.asyncio's cluster nodes pack each command themselves (``send_packed_command(pack_command(…))``):
+        a stream command stays unpacked, as in :func:`pack_commands`, to run directly when it is sent; so does
+        ``COMMAND GETKEYS`` (:func:`getkeys` when it is sent)."""
+        encoded = _encode(self, args)
+        if encoded is not None:
+            deferred = DeferredCommands()
+            deferred.append((args[0], tuple(encoded), args))
+            return deferred
+        if args and args[0] in _GETKEYS:  # (what the cluster client asks before XREAD / XREADGROUP)
+            deferred = DeferredCommands()
+            deferred.append((_ASK_KEYS, None, args))
+            return deferred
+        return self._sf_pack(*args)
+
+    def _sf_pack(self, *args: Any) -> Any:
+        """redis-py's packing of one command (RESP bytes)."""
+        return super().pack_command(*args)  # type: ignore[misc]
 
     async def can_read(self, *args: Any, **kwargs: Any) -> bool:
         if pending(self._sock) is not None:  # type: ignore[attr-defined]
@@ -589,4 +675,5 @@ class AsyncFastPath:
             raise
 
 
-__all__ = ["AsyncFastPath", "SyncFastPath", "ENABLED", "DeferredCommands", "execute", "pack_commands", "pending", "prepare", "run_deferred", "send_deferred", "take"]
+__all__ = ["AsyncFastPath", "SyncFastPath", "ENABLED", "DeferredCommands", "execute", "getkeys", "pack_commands", "pending",
+           "prepare", "run_deferred", "send_deferred", "take"]

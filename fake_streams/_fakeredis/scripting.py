@@ -5,7 +5,8 @@ and FCALL/FCALL_RO served by :mod:`fake_streams.lua`
 The server's :class:`~fake_streams.lua.engine.ScriptEngine` lives on fakeredis's ``FakeServer``
 (``_sf_scripts``). :class:`SocketHost` runs a script's ``redis.call`` as fakeredis runs one: the name through
 the socket's ``_name_to_func`` (so stream commands reach the engine, overrides apply) and ``_run_command`` with
-``from_script=True``; the script's RESP mode is fakeredis's ``_script_resp``.
+``from_script=True``; the script's RESP mode is fakeredis's ``_script_resp``. On a cluster node each command also
+passes the slot check of a script's command (:func:`.cluster.script_refusal`).
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import time
 import traceback
 from typing import Any, Callable, List, Optional, Tuple
 
+from ..info import command_stat_name
 from ..lua import convert
 from ..lua.engine import ScriptEngine, ScriptError
 from ..reply import Status
-from . import auth
+from . import auth, cluster
 from .compat import COMMANDS_WITH_SUB, SimpleError, SimpleString, get_command_info
 from .overrides import override, signature
 
@@ -76,6 +78,8 @@ class SocketHost:
     def __init__(self, sock: Any) -> None:
         self.sock = sock
         self.caller_resp = int(sock._client_info.protocol_version)
+        self.cluster_mode = sock._sf_session.server.cluster_node is not None
+        self.slot = getattr(sock, "_sf_slot", -1)  # a cluster node's script: its slot (run_ctx->slot = caller's)
 
     def set_script_resp(self, resp: Optional[int]) -> None:
         self.sock._script_resp = resp
@@ -127,7 +131,7 @@ class SocketHost:
                     break
         return 5000
 
-    def call(self, argv: List[bytes], read_only: bool) -> Tuple[bool, Any, bool]:
+    def call(self, argv: List[bytes], read_only: bool, cross_slot: bool) -> Tuple[bool, Any, bool]:
         sock = self.sock
         texts = _engine(sock).texts
         name, args = self._command_name(argv)
@@ -152,6 +156,11 @@ class SocketHost:
         write = is_write_command(sig.name.replace(" ", "|").encode()) or is_write_command(sig.name.encode())
         if read_only and write:
             return False, texts.ro_write, False
+        if self.cluster_mode:  # scriptVerifyClusterState (after the write checks: a refused write still counts)
+            refusal = cluster.script_refusal(sock, argv, name, cross_slot, self)
+            if refusal is not None:
+                sock._sf_session.server.stats.command(command_stat_name(sig.name, args)).rejected += 1
+                return False, refusal, write
         if blocking:  # from a script a blocking command never blocks: it answers as if its timeout had passed
             saved, sock._in_transaction = sock._in_transaction, True  # fakeredis's _blocking returns at once then
             try:  # (from_script=False: fakeredis's own no-script flag was judged above, by the profile's rule)

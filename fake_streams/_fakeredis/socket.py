@@ -51,6 +51,7 @@ class StreamsSocketMixin:
     _sf_name: Any = None  # the fakeredis name of the current top-level command, once looked up
     _sf_authenticated = True  # passed AUTH, or connected while ``default`` needed no password (see .auth)
     _sf_async_block = False  # an asyncio fakeredis blocking command's task holds the session (see _blocking)
+    _sf_asking = False  # a cluster node's client said ASKING (see .cluster)
     _sf_connection: Any = None  # a weak reference to the redis-py connection reading this socket (see attach)
     _server: Any  # fakeredis's socket attribute: the FakeServer
 

@@ -29,6 +29,7 @@ NOTBUSY = "NOTBUSY No scripts in execution right now."
 UNKILLABLE = ("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either "
               "wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
 SHUTDOWN_KILLED = "ERR Script killed by a server shutdown"
+NO_CLUSTER = "ERR Can not run script on cluster, 'no-cluster' flag is set."
 DEFAULT_THRESHOLD_MS = 5000
 _SHEBANG_FLAGS = ("no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys")  # scripts_flags_def
 class ScriptError(Exception):
@@ -43,9 +44,12 @@ class Host(Protocol):
     """What the engine needs from the adapter for one command."""
 
     caller_resp: int
+    #: the server is a cluster node (a script flagged ``no-cluster`` is refused; commands get the slot check)
+    cluster_mode: bool
 
-    def call(self, argv: List[bytes], read_only: bool) -> Tuple[bool, Any, bool]:
-        """Run ``argv`` as a command from the script: ``(ok, reply or error text, was a write)``."""
+    def call(self, argv: List[bytes], read_only: bool, cross_slot: bool) -> Tuple[bool, Any, bool]:
+        """Run ``argv`` as a command from the script: ``(ok, reply or error text, was a write)``. ``cross_slot``:
+        the script may reach keys of several slots of a cluster node (no shebang, or ``allow-cross-slot-keys``)."""
 
     def set_script_resp(self, resp: Optional[int]) -> None:
         """The RESP version commands reply in inside the script (None: the caller's again)."""
@@ -159,6 +163,12 @@ def key_count(numkeys: bytes, rest: List[bytes], not_a_number: str) -> int:
     if count < 0:
         raise ScriptError("ERR Number of keys can't be negative")
     return count
+
+
+def refuse_no_cluster(host: Host, flags: frozenset) -> None:
+    """scriptPrepareForRun's first check: a script (or function) flagged ``no-cluster`` on a cluster node."""
+    if "no-cluster" in flags and host.cluster_mode:
+        raise ScriptError(NO_CLUSTER)
 
 
 def sha1_of(body: bytes) -> str:
@@ -294,6 +304,8 @@ class ScriptEngine:
         else:
             sha, script = self._load(first)
         read_only = ro or "no-writes" in script.flags
+        if script.shebang:
+            refuse_no_cluster(host, script.flags)
         if ro and script.shebang and "no-writes" not in script.flags:
             raise ScriptError("ERR Can not execute a script with write flag using *_ro command.")
         return self._run(host, sha, script, rest[:count], rest[count:], read_only)
@@ -302,7 +314,12 @@ class ScriptEngine:
              function: Any = None, command: Optional[List[bytes]] = None) -> Any:
         runtime = self.runtime
         running = Running(self, host, function is None, function.name if function else b"", command)
-        context: RunContext = RunContext(lambda args: self._call(runtime, running, context, args, read_only),
+        # scriptPrepareForRun: an EVAL script without shebang (compatibility mode) may cross slots, as may one
+        # (or a function) flagged allow-cross-slot-keys
+        cross_slot = "allow-cross-slot-keys" in (script.flags if function is None else function.flags) or (
+            function is None and not script.shebang)
+        context: RunContext = RunContext(lambda args: self._call(runtime, running, context, args, read_only,
+                                                                 cross_slot),
                                          running.interrupt, host.acl_check)
         host.set_script_resp(2)
         with self._state:
@@ -347,7 +364,7 @@ class ScriptEngine:
         return out.replace(b"\r", b" ").replace(b"\n", b" ").decode("utf-8", "replace")
 
     def _call(self, runtime: ScriptRuntime, running: Running, context: RunContext, args: Tuple[Any, ...],
-              read_only: bool) -> Tuple[bool, Any]:
+              read_only: bool, cross_slot: bool) -> Tuple[bool, Any]:
         """``redis.call`` / ``redis.pcall``: ``(ok, Lua value)``; on failure the value is the error table."""
         texts = self.texts
         if not args:
@@ -362,7 +379,7 @@ class ScriptEngine:
             else:
                 return False, runtime.error_table(texts.bad_arg)
         running.host.set_script_resp(context.resp)
-        ok, reply, wrote = running.host.call(argv, read_only)
+        ok, reply, wrote = running.host.call(argv, read_only, cross_slot)
         if wrote:
             running.wrote = True
         if not ok:

@@ -14,7 +14,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import dump
-from .engine import _SHEBANG_FLAGS, Host, ScriptEngine, ScriptError, key_count
+from .engine import _SHEBANG_FLAGS, Host, ScriptEngine, ScriptError, key_count, refuse_no_cluster
 
 LOAD_TIMEOUT_S = 0.5  # FUNCTION LOAD's own limit
 _NAME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
@@ -253,6 +253,7 @@ class FunctionCommands:
             raise ScriptError("ERR Function not found")
         count = key_count(numkeys, rest, "ERR Bad number of keys provided")
         read_only = "no-writes" in function.flags
+        refuse_no_cluster(host, function.flags)
         if ro and not read_only:
             raise ScriptError("ERR Can not execute a script with write flag using *_ro command.")
         return engine._run(host, "", None, rest[:count], rest[count:], read_only or ro, function, command)

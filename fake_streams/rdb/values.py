@@ -90,6 +90,18 @@ class GroupData:
 
 
 @dataclass
+class IdmpData:
+    """A stream's IDMP state (Redis 8.6, RDB_TYPE_STREAM_LISTPACKS_4): IDMP-DURATION (s), IDMP-MAXSIZE, per
+    producer ID its tracked idempotent IDs oldest first with their entry IDs, and the two counters."""
+
+    duration: int
+    maxsize: int
+    producers: List[Tuple[bytes, List[Tuple[bytes, StreamIDPair]]]]  # ascending producer IDs
+    iids_added: int = 0
+    iids_duplicates: int = 0
+
+
+@dataclass
 class StreamData:
     nodes: List[NodeData]
     length: int
@@ -101,3 +113,5 @@ class StreamData:
     #: whether the payload had entries_added / max_deleted / group entries_read (RDB_TYPE_STREAM_LISTPACKS_2+);
     #: False for Redis 5/6 payloads: the loader estimates them as the server does
     has_counters: bool = True
+    #: Redis 8.6's IDMP state (written and read with RDB_TYPE_STREAM_LISTPACKS_4 only); None: not in the payload
+    idmp: Optional[IdmpData] = None

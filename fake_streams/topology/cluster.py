@@ -12,6 +12,8 @@ Test helpers (all thread-safe):
 * :meth:`FakeCluster.begin_migration` / :meth:`FakeCluster.migrate_keys` / :meth:`FakeCluster.finish_migration`
   — the three steps of ``redis-cli --cluster reshard`` for one slot, so a test can stop in the middle: the
   source answers ``ASK`` for keys it no longer has, the target serves them only after ``ASKING``;
+* :meth:`FakeCluster.unassign_slots` / :meth:`FakeCluster.assign_slots` — ``CLUSTER DELSLOTS`` / ``ADDSLOTS``: slots
+  nobody serves (``CLUSTERDOWN``) and served again;
 * :meth:`FakeCluster.fail_node` / :meth:`FakeCluster.revive_node` — a master goes down (connections refused,
   the others mark it ``fail`` and answer ``CLUSTERDOWN The cluster is down``) and comes back;
 * :meth:`FakeCluster.failover` — a master's slots and keys pass to another node (as when its replica is
@@ -130,7 +132,6 @@ class FakeCluster:
                 raise ValueError(f"{address} is already served by {taken[address]!r}")
             server = server_factory() if server_factory is not None else FakeStreamsServer(version, clock)
             server.address = f"{host}:{port}"
-            server.fast_path = False  # every command passes the slot check of the dispatch path
             node = ClusterNode(self, server, host, port, _node_id(f"fake-cluster-{seed}-{i}-{id(server)}"))
             server.cluster_node = node
             self.nodes.append(node)
@@ -190,6 +191,19 @@ class FakeCluster:
         with self.lock:
             for slot in slots:
                 self.owners[slot] = None
+            self._refresh()
+        self._redirect_blocked()
+
+    def assign_slots(self, which: ClusterNode | int | str, *slots: int) -> None:
+        """``CLUSTER ADDSLOTS`` of unserved ``slots`` on a node (the cluster state is ``ok`` again once every slot
+        is served by a node that is up)."""
+        node = self._as_node(which)
+        with self.lock:
+            taken = [slot for slot in slots if self.owners[slot] is not None]
+            if taken:
+                raise ValueError(f"slot {taken[0]} is already served by {self.owners[taken[0]]!r}")
+            for slot in slots:
+                self.owners[slot] = node
             self._refresh()
         self._redirect_blocked()
 

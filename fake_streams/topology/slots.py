@@ -1,37 +1,22 @@
 """Hash slots: CRC16 (XMODEM) of a key or of its hash tag, modulo 16384, and how ``redis-cli --cluster create``
 splits the slots between masters.
 
-Costs: :func:`key_slot` is O(len(key)) (one table look-up per byte of the hashed part).
+Costs: :func:`key_slot` is O(len(key)) (C code: ``binascii.crc_hqx``; about 0.3 µs for a short key).
 """
 
 from __future__ import annotations
 
 import struct
+from binascii import crc_hqx
 from typing import List, Tuple
 
 SLOTS = 16384
 
 
-def _crc16_table() -> Tuple[int, ...]:
-    table = []
-    for byte in range(256):
-        crc = byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
-        table.append(crc & 0xFFFF)
-    return tuple(table)
-
-
-_TABLE = _crc16_table()
-
-
 def crc16(data: bytes) -> int:
-    """CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0), the checksum of Redis Cluster's key slots."""
-    crc = 0
-    table = _TABLE
-    for byte in data:
-        crc = ((crc << 8) & 0xFF00) ^ table[((crc >> 8) ^ byte) & 0xFF]
-    return crc
+    """CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0), the checksum of Redis Cluster's key slots: the
+    standard library's ``binascii.crc_hqx`` with initial value 0 is exactly that CRC (in C)."""
+    return crc_hqx(data, 0)
 
 
 def hashed_part(key: bytes) -> bytes:

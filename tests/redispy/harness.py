@@ -110,14 +110,17 @@ class FakeServerProcess:
     """``python -m fake_streams serve --port 0 --version <profile>`` from this repository (its first stdout line
     is the URL). A context manager: stopped with SIGTERM (the server exits 0 on it)."""
 
-    def __init__(self, profile: str) -> None:
+    def __init__(self, profile: str, cluster: int = 0) -> None:
         self.profile = profile
+        self.cluster = cluster  # > 0: ``serve --cluster N`` (the first node's URL is kept)
         self.proc: Optional[subprocess.Popen] = None
         self.url = ""
         self._stderr = tempfile.TemporaryFile(mode="w+")  # never a pipe nobody reads
 
     def __enter__(self) -> FakeServerProcess:
         argv = [sys.executable, "-m", "fake_streams", "serve", "--port", "0", "--version", self.profile]
+        if self.cluster:
+            argv += ["--cluster", str(self.cluster)]
         self.proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
                                      stdin=subprocess.DEVNULL)
         assert self.proc.stdout is not None
@@ -164,11 +167,14 @@ class SuiteRun:
         return f"{self.count('passed')} passed, {self.count('failed')} failed, {self.count('skipped')} skipped"
 
 
-def run_suite(source: Path, url: str) -> SuiteRun:
-    """redis-py's stream tests from ``source`` against the server at ``url``, in a subprocess. O(tests)."""
+def run_suite(source: Path, url: str, cluster_nodes: int = 0) -> SuiteRun:
+    """redis-py's stream tests from ``source`` against the server at ``url``, in a subprocess. O(tests).
+    ``cluster_nodes``: ``url`` is a node of a cluster of that many masters (redis-py's suite then builds
+    ``RedisCluster`` clients and skips its ``onlynoncluster`` tests)."""
     with tempfile.TemporaryDirectory(prefix="fake-streams-redispy-run-") as tmp:
         report = Path(tmp) / "junit.xml"
-        argv = [sys.executable, "-m", "pytest", *TEST_FILES, "-k", SELECT, f"--redis-url={url}", "-q",
+        cluster = [f"--redis-cluster-nodes={cluster_nodes}"] if cluster_nodes else []
+        argv = [sys.executable, "-m", "pytest", *TEST_FILES, *cluster, "-k", SELECT, f"--redis-url={url}", "-q",
                 "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:fake_redis_streams",
                 "-W", "ignore", f"--junitxml={report}"]
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}

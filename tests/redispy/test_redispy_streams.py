@@ -46,6 +46,18 @@ def _oracle_target(kind: str, profile: str):
     return None
 
 
+def _same_outcomes(real, fake, label: str) -> None:
+    """Every redis-py test has the same outcome on the real server and on the fake, and every failure of the real
+    one is in :data:`DOCUMENTED`."""
+    assert set(fake.outcomes) == set(real.outcomes), "different tests collected"
+    differ = {t: (real.outcomes[t], fake.outcomes[t]) for t in real.outcomes if real.outcomes[t] != fake.outcomes[t]}
+    assert not differ, "outcomes differ (real, fake):\n" + "\n".join(
+        f"  {t}: {r} / {f}\n    {fake.messages.get(t) or real.messages.get(t, '')}" for t, (r, f) in differ.items())
+    assert fake.count("passed") > 0, fake.log
+    undocumented = [t for t in real.with_outcome("failed") if t not in DOCUMENTED]
+    assert not undocumented, f"the real {label} fails redis-py tests no entry of DOCUMENTED explains: {undocumented}"
+
+
 @pytest.mark.parametrize("profile", sorted(WITH_ORACLE))
 def test_redispy_stream_tests_same_outcomes_as_the_real_server(profile, redispy_source, oracle_pool):
     kind = WITH_ORACLE[profile]
@@ -60,13 +72,27 @@ def test_redispy_stream_tests_same_outcomes_as_the_real_server(profile, redispy_
     with FakeServerProcess(profile) as server:
         fake = run_suite(redispy_source, server.url)
     RESULTS[f"fake, profile {profile}"] = fake.summary()
-    assert set(fake.outcomes) == set(real.outcomes), "different tests collected"
-    differ = {t: (real.outcomes[t], fake.outcomes[t]) for t in real.outcomes if real.outcomes[t] != fake.outcomes[t]}
-    assert not differ, "outcomes differ (real, fake):\n" + "\n".join(
-        f"  {t}: {r} / {f}\n    {fake.messages.get(t) or real.messages.get(t, '')}" for t, (r, f) in differ.items())
-    assert fake.count("passed") > 0, fake.log
-    undocumented = [t for t in real.with_outcome("failed") if t not in DOCUMENTED]
-    assert not undocumented, f"the real {oracle.label} fails redis-py tests no entry of DOCUMENTED explains: {undocumented}"
+    _same_outcomes(real, fake, oracle.label)
+
+
+def test_redispy_stream_tests_on_a_cluster_same_outcomes_as_a_real_cluster(redispy_source):
+    """redis-py's stream tests in cluster mode (its ``RedisCluster`` clients, sync and asyncio) against a real
+    3-master Redis 7.0.15 cluster and against ``serve --cluster 3 --version 7.0``: the same outcome per test."""
+    from tests.topology.real_cluster import RealCluster
+
+    try:
+        cluster = RealCluster(3)
+    except LookupError as exc:
+        _conformance.missing_oracle(str(exc))
+    try:
+        real = run_suite(redispy_source, f"redis://127.0.0.1:{cluster.nodes[0].port}/0", cluster_nodes=3)
+    finally:
+        cluster.stop()
+    RESULTS["real 3-master cluster (redis 7.0.15)"] = real.summary()
+    with FakeServerProcess("7.0", cluster=3) as server:
+        fake = run_suite(redispy_source, server.url, cluster_nodes=3)
+    RESULTS["fake, serve --cluster 3, profile 7.0"] = fake.summary()
+    _same_outcomes(real, fake, "cluster")
 
 
 @pytest.mark.parametrize("profile", ALONE)

@@ -12,16 +12,17 @@ import time
 from typing import Any, Dict, List, Optional
 
 from fake_streams.topology.slots import split_slots
-from tests.conformance.oracles import Oracle, _find_redis_server, _free_port
+from tests.conformance.oracles import _FINDERS, Oracle, _free_port
 
 WAIT_S = 30.0  # real-time bound for a real cluster to agree on its state
 
 
 class RealCluster:
-    """``masters`` real redis-server nodes forming one cluster; ``nodes[i]`` owns ``split_slots(masters)[i]``."""
+    """``masters`` real redis-server nodes forming one cluster; ``nodes[i]`` owns ``split_slots(masters)[i]``.
+    ``kind``: the oracle's server kind (``redis``: Redis 7.0.15; ``redis8``: Redis 8.2.3)."""
 
-    def __init__(self, masters: int) -> None:
-        binary, why = _find_redis_server()
+    def __init__(self, masters: int, kind: str = "redis") -> None:
+        binary, why = _FINDERS[kind]()
         if binary is None:
             raise LookupError(why)
         self.nodes: List[Oracle] = []
@@ -30,7 +31,7 @@ class RealCluster:
             for _ in range(masters):
                 bus = _free_port()
                 self.bus_ports.append(bus)
-                self.nodes.append(Oracle.start("redis", binary, extra=(
+                self.nodes.append(Oracle.start(kind, binary, extra=(
                     "--cluster-enabled", "yes", "--cluster-config-file", "{workdir}/nodes.conf",
                     "--cluster-port", str(bus), "--cluster-node-timeout", "5000")))
             for node, (first, last) in zip(self.nodes, split_slots(masters)):

@@ -15,7 +15,7 @@ from tests.conftest import get_connection, pool_kwargs
 from tests.support.redis_compat import NO_RESP3
 
 T0 = 1_700_000_000_000
-CLAIM_PROFILES = ("8.4", "8.6")
+CLAIM_PROFILES = ("8.4", "8.6", "8.10")
 
 
 def _raw(r, *argv):

@@ -12,7 +12,7 @@ from fake_streams.profiles import PROFILES
 from tests.conftest import pool_kwargs
 
 OLD = ("7.0", "7.2", "7.4", "valkey-8.0")
-NEW = ("8.0", "8.2", "8.4", "8.6", "8.8")
+NEW = ("8.0", "8.2", "8.4", "8.6", "8.8", "8.10")
 
 
 def _client(version):
@@ -130,12 +130,13 @@ def test_inspection_view_lag_follows_the_profile():
 
 @pytest.mark.parametrize("version", NEW)
 def test_function_dump_restore_uses_the_profiles_rdb_version(version):
-    """FUNCTION DUMP on a Redis 8 profile: the footer's RDB version is the profile's (12 as 7.4, 14 on 8.8), and
+    """FUNCTION DUMP on a Redis 8 profile: the footer's RDB version is the profile's (12 as 7.4, 13 on 8.6, 14 on 8.8 and 8.10), and
     the payload restores (it failed with an internal KeyError on 8.0–8.6 before)."""
     r = _client(version)
     r.execute_command("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 1 end)")
     payload = r.execute_command("FUNCTION", "DUMP")
-    assert payload[-10:-8] == (b"\x0e\x00" if PROFILES[version].has("xnack") else b"\x0c\x00")
+    rdb_version = 14 if PROFILES[version].has("xnack") else 13 if PROFILES[version].has("stream_idmp_rdb") else 12
+    assert payload[-10:-8] == rdb_version.to_bytes(2, "little")
     r.execute_command("FUNCTION", "FLUSH")
     assert r.execute_command("FUNCTION", "RESTORE", payload) == b"OK"
     assert r.fcall("f", 0) == 1

@@ -542,9 +542,11 @@ def test_restore_refuses_a_zone_naming_an_owned_entry(env):
     payload = _raw(r, "DUMP", "mystream")
     from fake_streams.rdb.payload import frame  # the footer for a hand-made body
 
+    idmp = bytes.fromhex("40644064" "00" "00" "00")  # the IDMP state after the groups: defaults, nothing tracked
     body = payload[:-10]
-    assert body.endswith(b"\x00")  # zone count 0 at the end of the only group
-    forged = frame(body[:-1] + b"\x01" + (1).to_bytes(8, "big") + (0).to_bytes(8, "big"), 14)
+    assert body.endswith(b"\x00" + idmp)  # zone count 0 at the end of the only group
+    body = body[:-len(idmp)]
+    forged = frame(body[:-1] + b"\x01" + (1).to_bytes(8, "big") + (0).to_bytes(8, "big") + idmp, 14)
     assert _raw(r, "RESTORE", "other", "0", forged) == "-Bad data format"
 
 
