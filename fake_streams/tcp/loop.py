@@ -568,8 +568,12 @@ class TcpServer:
         """``processEventsWhileBlocked``: called on this loop's thread by the count hook of a busy script that
         ``running``'s command runs (the server lock released meanwhile). One pass of events, waiting at most
         1 ms: other clients' requests get what a busy server answers (:meth:`Connection._answer_while_busy`),
-        new clients are accepted, replies are written; ``running`` is not read. Re-entry does nothing."""
+        new clients are accepted, replies are written; ``running`` is not read. Re-entry does nothing. Once
+        :meth:`close` was called the script stops as at a shutdown (``close`` waits for this thread)."""
         if threading.get_ident() != self._loop_ident or self.busy_running is not None:
+            return
+        if self.closed:
+            self.server.stop_scripts()
             return
         self.busy_running, self.running = running, None  # replies of this pass are not the command's: sent now
         try:

@@ -88,3 +88,21 @@ def test_a_command_the_busy_server_lets_wait_runs_after_the_script_in_order():
         box["thread"].join(WAIT_S)  # real-time: the killed script's client gets its error
         assert answered["replies"] == ["RESET", 0]  # redis-py decodes a RESET reply (its own callback)
     server.close()
+
+
+def test_closing_the_served_loop_stops_its_busy_script():
+    """The loop thread runs the busy script: close() stops it as a shutdown does, and the thread ends (before, the
+    script ran on and close() gave up after its 5 s join, leaving the thread spinning: a test that failed before
+    its SCRIPT KILL hung or burned CPU in the ones after)."""
+    server = FakeStreamsServer(version="7.0")
+    tcp = serve(server)
+    control = redis.Redis.from_url(tcp.url, socket_timeout=WAIT_S)
+    control.config_set("busy-reply-threshold", "50")
+    box = _busy_script(tcp.url)
+    _wait_busy(control)
+    tcp.close()
+    assert [t for t in threading.enumerate() if t.name == f"fake-streams-tcp :{tcp.port}"] == []
+    box["thread"].join(WAIT_S)  # real-time: the script's client sees its connection end
+    assert not box["thread"].is_alive()
+    control.close()
+    server.close()
