@@ -229,6 +229,7 @@ def real_redis():
 
     make.version = probe.info("server")["redis_version"]
     probe.close()
+    probe.connection_pool.disconnect()  # redis-py 4.x's close() leaves the pool's connection open (CLIENT LIST)
     yield make
     for client in made:
         client.close()

@@ -14,16 +14,17 @@ import redis
 from fake_streams import FakeStreamsServer
 from fake_streams.clock import ManualClock
 from fake_streams.tcp.wire import encode, shape_nil_arrays
+from tests.conftest import PROTOCOLS, pool_kwargs
 from tests.unit.test_redis8_claim import _raw  # one raw-reply helper for the Redis 8 spec tests
 
 T0 = 1_700_000_000_000
 
 
-@pytest.fixture(params=(2, 3))
+@pytest.fixture(params=PROTOCOLS)  # RESP2 only on redis-py 4.x
 def env(request):
     clock = ManualClock(T0)
     server = FakeStreamsServer(version="8.10", clock=clock)
-    yield server, clock, server.client(protocol=request.param), request.param
+    yield server, clock, server.client(**pool_kwargs(request.param)), request.param
     server.close()
 
 
@@ -259,7 +260,7 @@ def test_a_blocked_reader_is_served_within_the_caps(env):
     server, clock, r, protocol = env
     _raw(r, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
     out = {}
-    client = server.client(protocol=protocol)
+    client = server.client(**pool_kwargs(protocol))
     thread = threading.Thread(target=lambda: out.setdefault("reply", _raw(
         client, "XREADGROUP", "GROUP", "g", "c", "MAXCOUNT", "2", "BLOCK", "0", "STREAMS", "s", ">")), daemon=True)
     thread.start()
