@@ -343,7 +343,8 @@ def send_deferred(conn: Any, deferred: DeferredCommands, check_health: bool) -> 
     (unless the state forbids it, e.g. MULTI queueing), every other one as RESP bytes through the socket.
     Replies keep the command order (the direct path refuses while socket replies are queued)."""
     if not conn._sock:
-        conn.connect_check_health(check_health=False)
+        connect = getattr(conn, "connect_check_health", None)  # redis-py >= 5.1; before: connect()
+        connect(check_health=False) if connect is not None else conn.connect()
     if check_health:
         conn.check_health()
     try:
@@ -663,7 +664,8 @@ class AsyncFastPath:
             await super().send_packed_command(command, check_health)  # type: ignore[misc]
             return
         if not self.is_connected:  # type: ignore[attr-defined]
-            await self.connect_check_health(check_health=False)  # type: ignore[attr-defined]
+            connect = getattr(self, "connect_check_health", None)  # redis-py >= 5.1; before: connect()
+            await (connect(check_health=False) if connect is not None else self.connect())  # type: ignore[attr-defined]
         if check_health:
             await self.check_health()  # type: ignore[attr-defined]
         try:
