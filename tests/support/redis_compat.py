@@ -9,6 +9,8 @@
   harness decides with it in one place (tests/conformance/oracles.py ``client_limitation``).
 * :data:`NO_SETINFO` — connection kwargs that skip the CLIENT SETINFO of the handshake (``lib_name=None``,
   ``lib_version=None``; empty on redis-py 4.x, which sends none and has no such arguments).
+* :func:`with_cluster_errors` — a connection given the parser redis-py's RedisCluster gives its own where it has
+  one (before 6.0 the only parser that raises MovedError, AskError, TryAgainError, ClusterDownError …).
 * :func:`aclose` — ``await aclose(client)``: ``aclose()`` where the asyncio client has it (redis-py >= 5.0.1),
   else ``close()``.
 """
@@ -73,3 +75,13 @@ async def aclose(client: Any) -> None:
     result = close()
     if inspect.isawaitable(result):
         await result
+
+
+def with_cluster_errors(conn: Any) -> Any:
+    """``conn`` with RedisCluster's ``ClusterParser`` where this redis-py has one (< 6.0); returns ``conn``."""
+    import redis.cluster
+
+    parser = getattr(redis.cluster, "ClusterParser", None)
+    if parser is not None:
+        conn.set_parser(parser)
+    return conn

@@ -7,7 +7,6 @@ import asyncio
 
 import pytest
 import redis
-import redis.cluster
 import redis.exceptions
 from redis.cluster import RedisCluster
 
@@ -15,7 +14,7 @@ from fake_streams import ManualClock
 from fake_streams.topology import FakeCluster, key_slot
 from tests.conformance.replies import err_from_exception
 from tests.conftest import PROTOCOLS, REDIS_PY, get_connection, pool_kwargs
-from tests.support.redis_compat import NO_RESP3, aclose, record_status_codes
+from tests.support.redis_compat import NO_RESP3, aclose, record_status_codes, with_cluster_errors
 
 record_status_codes()  # err() reads the error code older redis-py strips (also when this file runs alone)
 
@@ -47,11 +46,7 @@ def raw(node, *argv, protocol=2):
 def cluster_connection(client):
     """A connection of ``client`` that parses the cluster errors as RedisCluster's do (MovedError, AskError …):
     before redis-py 6 only the ClusterParser RedisCluster gives its connections does."""
-    conn = get_connection(client)
-    parser = getattr(redis.cluster, "ClusterParser", None)  # redis-py < 6: RedisCluster sets it on its connections
-    if parser is not None:
-        conn.set_parser(parser)
-    return conn
+    return with_cluster_errors(get_connection(client))
 
 
 def err(reply):
