@@ -299,10 +299,12 @@ def dispatch_unpacked(conn: Any, args: Tuple[Any, ...]) -> bool:
     socket path itself (faults, ACL, MULTI queueing, pubsub, CLIENT REPLY, the reply queue), so replies are
     identical; only the two conversions are skipped. False (nothing done: the caller packs and sends it) unless
     the socket would run it at once on its own: connected, not killed, its parser not paused behind a parked
-    read (commands wait in its buffer then), no resume pending, no health check due. O(len(args))."""
+    read (commands wait in its buffer then), no resume pending, no health check due; and not with
+    ``server.fast_path = False`` (tests compare the two). O(len(args))."""
     sock = conn._sock
     session = getattr(sock, "_sf_session", None)
-    if type(session) is not SyncSession or sock._paused or session.resume_pending or not session.alive:
+    if (type(session) is not SyncSession or sock._paused or session.resume_pending or not session.alive
+            or not session.server.fast_path):
         return False
     fake = sock._server
     if fake is None or not fake.connected or sock._killed:  # sendall raises the ConnectionError
