@@ -265,7 +265,9 @@ def _url_options(url: str) -> Dict[str, Any]:
     (it costs more than the rest of the client's construction); a fresh copy each time."""
     options = _URL_OPTIONS.get(url)
     if options is None:
-        options = _URL_OPTIONS[url] = parse_url(url)
+        options = parse_url(url)
+        if len(_URL_OPTIONS) < 1024:  # a suite's URLs: a handful
+            _URL_OPTIONS[url] = options
     return dict(options)
 
 
