@@ -558,13 +558,13 @@ def pending(sock: Any) -> Any:
 
 def take(conn: Any, fast: Any, disable_decoding: bool) -> Any:
     """The next direct-path reply for ``read_response`` (an error reply is raised). O(1) (+ decoding)."""
-    session = getattr(conn._sock, "_sf_session", None)
+    session = conn._sock._sf_session  # the socket is ours: it holds the deque (its class has the attribute)
     if session is not None and session.resume_pending:
         session.resume_if_pending()
     item = fast.popleft()
     if type(item) is not bytes and isinstance(item, BaseException):  # (most replies are bytes: one check)
         raise item
-    if disable_decoding or not getattr(conn.encoder, "decode_responses", False):
+    if disable_decoding or not conn.encoder.decode_responses:  # redis-py's Encoder (sync and asyncio) has it
         return item
     return conn._decode(item)
 
