@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any, Dict, List, Optional, Tuple
 
 import redis
 import redis.asyncio
+from redis.connection import parse_url
 
 from fake_streams import inspect as views
 from fake_streams.clock import Clock, ManualClock, SystemClock
@@ -38,7 +40,9 @@ class FakeRedisStreams:
         self.options = options
         self.url: str = options.url
         self.clock: Clock = ManualClock(options.start_ms) if options.clock == "manual" else SystemClock()
-        self.network = FakeNetwork(options.version, self.clock, factory=self._new_server)
+        # the factory does not hold the handle: no handle <-> network cycle for the cyclic GC (issue 13)
+        self.network = FakeNetwork(options.version, self.clock, factory=functools.partial(_new_server, options.version,
+                                                                                          self.clock))
         self._address, self._db = parse_address(self.url)
         #: the :class:`~fake_streams.topology.FakeCluster` of ``topology="cluster"`` (None: standalone)
         self.cluster: Any = None
@@ -64,12 +68,8 @@ class FakeRedisStreams:
             raise ValueError(f"fake_redis_streams: a cluster has database 0 only; url {self.url!r} names {self._db}")
         host, _, port = self._address.rpartition(":")
         return FakeCluster(self.options.cluster_nodes, host=host, base_port=int(port), version=self.options.version,
-                           clock=self.clock, network=self.network, server_factory=lambda: self._new_server(""))
-
-    def _new_server(self, address: str) -> FakeStreamsServer:
-        server = FakeStreamsServer(self.options.version, self.clock)
-        Faults.install(server)
-        return server
+                           clock=self.clock, network=self.network,
+                           server_factory=functools.partial(_new_server, self.options.version, self.clock, ""))
 
     def __repr__(self) -> str:
         return f"<fake_redis_streams url={self.url!r} version={self.options.version!r} clock={self.clock!r}>"
@@ -87,10 +87,14 @@ class FakeRedisStreams:
         if self._client is None and self.cluster is not None:
             self._client = self.cluster.client(**self._client_kwargs({}))
         if self._client is None:
-            # the stock class bound by server=: no class made per test (a class is freed by the cyclic GC only)
-            self._client = redis.Redis.from_url(
-                self.url, connection_class=FakeStreamsConnection, server=self.server, **self._client_kwargs({})
-            )
+            # the stock class bound by server=: no class made per test (a class is freed by the cyclic GC only);
+            # = Redis.from_url(self.url, connection_class=…, server=…, …) with the URL parsed once per session
+            kwargs = self._client_kwargs({})
+            kwargs.update(_url_options(self.url))
+            kwargs["connection_class"] = FakeStreamsConnection
+            client = redis.Redis(connection_pool=redis.ConnectionPool(server=self.server, **kwargs))
+            client.auto_close_connection_pool = True
+            self._client = client
         return self._client
 
     def async_client(self, **kwargs: Any) -> redis.asyncio.Redis:
@@ -250,6 +254,28 @@ class FakeRedisStreams:
                     "@pytest.mark.fake_redis_streams(assert_all_faults_triggered=False)."
                 )
         return problems
+
+
+#: url -> what redis-py's ``parse_url`` makes of it (strings, numbers, classes: nothing of a test's)
+_URL_OPTIONS: Dict[str, Dict[str, Any]] = {}
+
+
+def _url_options(url: str) -> Dict[str, Any]:
+    """``redis.connection.parse_url(url)`` (what ``ConnectionPool.from_url`` adds to its kwargs), parsed once per URL
+    (it costs more than the rest of the client's construction); a fresh copy each time."""
+    options = _URL_OPTIONS.get(url)
+    if options is None:
+        options = parse_url(url)
+        if len(_URL_OPTIONS) < 1024:  # a suite's URLs: a handful
+            _URL_OPTIONS[url] = options
+    return dict(options)
+
+
+def _new_server(version: str, clock: Clock, address: str) -> FakeStreamsServer:
+    """A server of the fixture: faults installed (idle until a rule is armed)."""
+    server = FakeStreamsServer(version, clock)
+    Faults.install(server)
+    return server
 
 
 def close_async(client: Any) -> None:

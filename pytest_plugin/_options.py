@@ -176,8 +176,27 @@ def addoption(parser: Any) -> None:
                   default=None)
 
 
+_CONFIGURED: Any = None  # the pytest StashKey of configured()'s result (made on first use: pytest imported)
+
+
 def configured(config: Any) -> Dict[str, Any]:
-    """The options set in ini files and on the command line (CLI wins)."""
+    """The options set in ini files and on the command line (CLI wins): read once per session (neither changes
+    while it runs; every test asks), a fresh copy each time."""
+    global _CONFIGURED
+    stash = getattr(config, "stash", None)
+    if stash is None:  # not a pytest Config (a stand-in): read it
+        return _read_configured(config)
+    if _CONFIGURED is None:
+        import pytest
+
+        _CONFIGURED = pytest.StashKey[Dict[str, Any]]()
+    cached = stash.get(_CONFIGURED, None)
+    if cached is None:
+        cached = stash[_CONFIGURED] = _read_configured(config)
+    return dict(cached)
+
+
+def _read_configured(config: Any) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for name in FIELDS:
         value = config.getini(f"fake_redis_streams_{name}")
