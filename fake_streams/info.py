@@ -279,8 +279,10 @@ class ServerStats:
         stat.buckets[int(usec / n).bit_length() & 63] += n
         self.dirty += n
 
-    def called(self, name: str, usec: float, error: Optional[str] = None, write: bool = False) -> None:
-        """A command ran (top level, in EXEC or from a script): ``error`` is its error reply's text, if any. O(1):
+    def called(self, name: str, usec: float, error: Optional[str] = None, write: bool = False,
+               counted: bool = True) -> None:
+        """A command ran (top level, in EXEC or from a script): ``error`` is its error reply's text, if any
+        (``counted`` False: a failed call whose error errorstats skip, ``ERR_REPLY_FLAG_NO_STATS_UPDATE``). O(1):
         the hot one (every command); ``total_commands`` is summed when INFO asks."""
         stat = self.commands.get(name)
         if stat is None:
@@ -290,7 +292,8 @@ class ServerStats:
         stat.buckets[int(usec).bit_length() & 63] += 1
         if error is not None:
             stat.failed += 1
-            self.error_reply(error)
+            if counted:
+                self.error_reply(error)
         elif write:
             self.dirty += 1
 

@@ -370,6 +370,7 @@ _FEATURE_COMMANDS = {
     "no_multi_names_the_command": "MULTI, WATCH, SAVE (in MULTI)",
     "lua_module_listed": "HELLO, INFO",
     "script_names_unknown_subcommands": "EVAL / FCALL (redis.call of an unknown subcommand)",
+    "script_acl_counts_noperm": "INFO errorstats (EVAL / FCALL: a redis.call refused by ACL)",
     "renamed_key_is_a_new_object": "RENAME, RENAMENX, MOVE (OBJECT FREQ)",
 }
 

@@ -227,8 +227,12 @@ class StreamsSocketMixin:
                 lambda: super(StreamsSocketMixin, self)._run_command(func, sig, args, from_script)),  # type: ignore[misc]
             from_script)
         name = command_stat_name(sig.name, args)
-        session.server.stats.called(name, (time.perf_counter() - started) * 1e6,
-                                    result.value if isinstance(result, SimpleError) else None, _writes(name))
+        usec = (time.perf_counter() - started) * 1e6
+        if isinstance(result, SimpleError):  # a script's reply of a called command's error: not counted again
+            session.server.stats.called(name, usec, result.value,
+                                        counted=type(result) is not scripting.UncountedError)
+        else:
+            session.server.stats.called(name, usec, None, _writes(name))
         return result
 
     def _decode_result(self, result: Any) -> Any:
