@@ -18,7 +18,7 @@ from typing import Any, Callable, List, Optional, Tuple
 from ..lua import convert
 from ..lua.engine import ScriptEngine, ScriptError
 from ..reply import Status
-from . import auth
+from . import auth, replica
 from .compat import SimpleError, SimpleString
 from .overrides import override, signature
 
@@ -153,6 +153,9 @@ class SocketHost:
         write = is_write_command(sig.name.replace(" ", "|").encode()) or is_write_command(sig.name.encode())
         if read_only and write:
             return False, texts.ro_write, False
+        readonly = replica.script_write_refused(sock, argv) if sock._sf_session.server.replication else None
+        if readonly is not None:  # scriptVerifyWriteCommandAllow: a read-only replica
+            return False, readonly, False
         if blocking:  # from a script a blocking command never blocks: it answers as if its timeout had passed
             saved, sock._in_transaction = sock._in_transaction, True  # fakeredis's _blocking returns at once then
             try:  # (from_script=False: fakeredis's own no-script flag was judged above, by the profile's rule)

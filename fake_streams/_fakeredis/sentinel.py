@@ -1,0 +1,90 @@
+"""Sentinel mode on the dispatch path (:mod:`fake_streams.topology.sentinel`): a sentinel's command table and
+``SENTINEL <subcommand>``, registered in the override table (:mod:`.overrides`).
+
+* :func:`refused` — a sentinel has a command table of its own (:data:`~fake_streams.topology.sentinel_replies.
+  COMMANDS`): any other command is an ``unknown command`` there, answered before anything else is checked;
+* ``SENTINEL`` — the container's arity, the subcommand, its arity (processCommand's checks), then
+  :func:`fake_streams.topology.sentinel_replies.sentinel_command`; on a server that is not a sentinel, an
+  ``unknown command`` (a redis-server has no SENTINEL command);
+* :func:`rebind` — point a redis-py connection of ours at another server before it connects (a
+  Sentinel-managed connection learns its address from the sentinel at connect time).
+
+Sentinel servers run with ``fast_path = False``, so every command of theirs reaches :func:`refused`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Tuple
+
+from ..errors import ReplyError
+from ..topology import replies as cluster_replies
+from ..topology import sentinel_replies
+from .backend import error, to_wire
+from .compat import SimpleError, SimpleString
+from .overrides import override, signature
+from .routing import _c_str, unknown_command_args
+
+_SENTINEL = signature("sentinel", fixed=1, variadic=True)
+
+
+def _unknown(sock: Any, argv: Any) -> SimpleError:
+    return error(ReplyError("UNKNOWN_COMMAND", command=_c_str(bytes(argv[0]), 128),
+                            args=unknown_command_args([bytes(a) for a in argv[1:]])),
+                 sock._sf_session.server.profile)
+
+
+def refused(sock: Any, fields: Any, session: Any) -> bool:
+    """A command a sentinel does not have: True once its ``unknown command`` error is answered."""
+    name = bytes(fields[0]).decode("utf-8", "replace").lower()
+    if name in sentinel_replies.COMMANDS:
+        return False
+    if getattr(sock, "_transaction", None) is not None:  # (a sentinel has no MULTI; kept for safety)
+        sock._transaction_failed = True
+    sock.put_response(sock._decode_result(_unknown(sock, fields)))
+    return True
+
+
+@override("sentinel")
+def _sentinel(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    session = sock._sf_session
+    typed = [] if session.depth else list(sock._sf_fields or ())
+    if session.server.sentinel is None:
+        if typed:
+            raise _unknown(sock, typed)
+        return base()
+    profile = session.server.profile
+    if typed:
+        if len(typed) < 2:
+            raise error(ReplyError("WRONG_ARITY", command="sentinel"), profile)
+        sub = bytes(typed[1]).decode("utf-8", "replace").lower()
+        arity = sentinel_replies.ARITY.get(sub)
+        if arity is None:
+            raise error(ReplyError("UNKNOWN_SUBCOMMAND", subcommand=bytes(typed[1])[:128], container=b"SENTINEL"),
+                        profile)
+        if (len(typed) != arity) if arity > 0 else (len(typed) < -arity):
+            raise error(ReplyError("WRONG_ARITY", command=f"sentinel|{sub}"), profile)
+    return functools.partial(sentinel_command, sock), _SENTINEL
+
+
+def sentinel_command(sock: Any, sub: bytes, *args: bytes) -> Any:
+    """``SENTINEL sub args…`` on a sentinel (lock held)."""
+    session = sock._sf_session
+    sentinel = session.server.sentinel
+    name = bytes(sub).decode("utf-8", "replace").lower()
+    try:
+        reply = sentinel_replies.sentinel_command(sentinel, name, list(args), session.server.clock.now_ms())
+    except sentinel_replies.SentinelError as exc:
+        raise SimpleError(str(exc)) from None
+    if type(reply).__name__ == "Status":
+        return SimpleString(reply.value)
+    return to_wire(cluster_replies.as_protocol(reply, session.protocol))
+
+
+def rebind(conn: Any, server: Any) -> None:
+    """Make the (not connected) redis-py connection ``conn`` of ours reach ``server`` when it connects."""
+    conn.streams_server = server
+    conn._server = server.backend.fake
+
+
+__all__ = ["rebind", "refused", "sentinel_command"]

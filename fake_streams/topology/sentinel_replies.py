@@ -1,0 +1,148 @@
+"""The replies of a sentinel to ``SENTINEL <subcommand>`` and ``ROLE``, as Redis 7.0's sentinel answers them, built
+from a :class:`~fake_streams.topology.sentinel.FakeSentinel`.
+
+Values are plain Python replies: ``bytes`` (bulk), ``int``, ``list``, ``dict`` (a RESP3 map; RESP2 gets the flat
+list, :func:`fake_streams.topology.replies.as_protocol`), :class:`~fake_streams.reply.Status` (a simple string),
+:data:`NIL_ARRAY` (the null array of an unknown master's address). Errors are raised as :class:`SentinelError`
+with the sentinel's text. A sentinel's state fields are bulk strings, numbers included (addReplyBulkLongLong).
+
+Time fields (``last-ok-ping-reply``, ``info-refresh``, ``role-reported-time``) are derived from the sentinel's
+clock as a sentinel that pings every second and refreshes INFO every ten would show them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Any, Dict, List, Sequence
+
+from ..reply import Status
+
+#: every SENTINEL subcommand of Redis 7.0 → its arity (commands.def); the container itself has arity -2
+ARITY: Dict[str, int] = {
+    "ckquorum": 3, "config": -4, "debug": -2, "failover": 3, "flushconfig": 2, "get-master-addr-by-name": 3,
+    "help": 2, "info-cache": -3, "is-master-down-by-addr": 6, "master": 3, "masters": 2, "monitor": 6, "myid": 2,
+    "pending-scripts": 2, "remove": 3, "replicas": 3, "reset": 3, "sentinels": 3, "set": -5,
+    "simulate-failure": -3, "slaves": 3,
+}
+NO_SUCH_MASTER = "ERR No such master with that name"
+#: what a sentinel answers for a name no monitored master has in GET-MASTER-ADDR-BY-NAME (addReplyNullArray)
+NIL_ARRAY = None
+#: the commands a sentinel has (its command table: every other name is an unknown command)
+COMMANDS = frozenset({"acl", "auth", "client", "command", "hello", "info", "ping", "psubscribe", "publish",
+                      "punsubscribe", "role", "sentinel", "shutdown", "subscribe", "unsubscribe"})
+DEFAULT_DOWN_AFTER_MS = 30000
+DEFAULT_FAILOVER_TIMEOUT_MS = 180000
+PING_PERIOD_MS = 1000
+INFO_PERIOD_MS = 10000
+
+
+class SentinelError(Exception):
+    """An error reply (the full line)."""
+
+
+def _b(value: Any) -> bytes:
+    return str(value).encode()
+
+
+def _common(sentinel: Any, node: Any, now_ms: int) -> Dict[bytes, Any]:
+    """The fields every instance shows first (sentinelReplyInstance), up to ``down-after-milliseconds`` +
+    ``info-refresh`` + the reported role."""
+    since_start = max(0, now_ms - sentinel.started_ms)
+    ping = since_start % PING_PERIOD_MS
+    flags = ("master" if not node.is_replica else "slave")
+    fields: Dict[bytes, Any] = {
+        b"name": sentinel.master_name.encode() if not node.is_replica else node.address.encode(),
+        b"ip": node.host.encode(), b"port": _b(node.port), b"runid": node.server._info.run_id.encode(),
+        b"flags": flags.encode(), b"link-pending-commands": b"0", b"link-refcount": b"1", b"last-ping-sent": b"0",
+        b"last-ok-ping-reply": _b(ping), b"last-ping-reply": _b(ping),
+        b"down-after-milliseconds": _b(DEFAULT_DOWN_AFTER_MS),
+        b"info-refresh": _b(since_start % INFO_PERIOD_MS),
+        b"role-reported": flags.encode(),
+        b"role-reported-time": _b(max(0, now_ms - sentinel.role_since_ms.get(node.address, sentinel.started_ms))),
+    }
+    return fields
+
+
+def master_fields(sentinel: Any, now_ms: int) -> Dict[bytes, Any]:
+    """SENTINEL MASTER ``name``: the master's state."""
+    group = sentinel.group
+    fields = _common(sentinel, group.master, now_ms)
+    fields.update({
+        b"config-epoch": _b(sentinel.config_epoch), b"num-slaves": _b(len(group.replicas)),
+        b"num-other-sentinels": b"0", b"quorum": _b(sentinel.quorum),
+        b"failover-timeout": _b(DEFAULT_FAILOVER_TIMEOUT_MS), b"parallel-syncs": b"1",
+    })
+    return fields
+
+
+def replica_fields(sentinel: Any, node: Any, now_ms: int) -> Dict[bytes, Any]:
+    """One entry of SENTINEL REPLICAS ``name``."""
+    master = sentinel.group.master
+    fields = _common(sentinel, node, now_ms)
+    fields.update({
+        b"master-link-down-time": b"0", b"master-link-status": b"ok", b"master-host": master.host.encode(),
+        b"master-port": _b(master.port), b"slave-priority": _b(node.priority),
+        b"slave-repl-offset": _b(sentinel.group.offset), b"replica-announced": b"1",
+    })
+    return fields
+
+
+def ckquorum(sentinel: Any) -> Any:
+    """SENTINEL CKQUORUM: one usable sentinel (this one), the quorum and the majority of one voter."""
+    usable, voters = 1, 1
+    no_quorum = usable < sentinel.quorum
+    no_auth = usable < voters // 2 + 1
+    if not no_quorum and not no_auth:
+        return Status(f"OK {usable} usable Sentinels. Quorum and failover authorization can be reached".encode())
+    text = f"NOQUORUM {usable} usable Sentinels. "
+    if no_quorum:
+        text += "Not enough available Sentinels to reach the specified quorum for this master"
+    if no_auth:
+        text += (". " if no_quorum else "") + "Not enough available Sentinels to reach the majority and authorize " \
+                                             "a failover"
+    raise SentinelError(text)
+
+
+def sentinel_command(sentinel: Any, sub: str, args: Sequence[bytes], now_ms: int) -> Any:
+    """``SENTINEL sub args…`` (the subcommand exists and has its arity: checked before)."""
+    if sub == "masters":
+        return [master_fields(sentinel, now_ms)]
+    if sub == "myid":
+        return sentinel.myid.encode()
+    if sub == "pending-scripts":
+        return []
+    name = bytes(args[0]) if args else b""
+    known = name == sentinel.master_name.encode()
+    if sub == "get-master-addr-by-name":
+        if not known:
+            return NIL_ARRAY
+        master = sentinel.group.master
+        return [master.host.encode(), _b(master.port)]
+    if sub == "reset":  # the number of masters whose name matches the pattern (a fake sentinel keeps its state)
+        return int(fnmatch.fnmatchcase(sentinel.master_name, name.decode("utf-8", "replace")))
+    if sub in ("master", "replicas", "slaves", "sentinels", "ckquorum", "failover"):
+        if not known:
+            raise SentinelError(NO_SUCH_MASTER)
+        if sub == "master":
+            return master_fields(sentinel, now_ms)
+        if sub in ("replicas", "slaves"):
+            return [replica_fields(sentinel, node, now_ms) for node in sentinel.group.replicas]
+        if sub == "sentinels":
+            return []
+        if sub == "ckquorum":
+            return ckquorum(sentinel)
+        if not sentinel.group.replicas:
+            raise SentinelError("NOGOODSLAVE No suitable replica to promote")
+        sentinel.failover()
+        return Status(b"OK")
+    raise SentinelError(f"ERR fake-redis-streams: SENTINEL {sub.upper()} is not emulated (the fake sentinel's state "
+                        "is changed with FakeSentinel.failover)")
+
+
+def role_reply(sentinel: Any) -> List[Any]:
+    """ROLE on a sentinel: ``[sentinel, [master names…]]``."""
+    return [b"sentinel", [sentinel.master_name.encode()]]
+
+
+__all__ = ["ARITY", "COMMANDS", "NO_SUCH_MASTER", "SentinelError", "ckquorum", "master_fields", "replica_fields",
+           "role_reply", "sentinel_command"]
