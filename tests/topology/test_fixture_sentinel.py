@@ -27,8 +27,6 @@ def test_code_that_builds_a_sentinel_client(fake_redis_streams):
     assert app.slave_for("mymaster").xlen("jobs") == 1
     deployment.failover()
     fake_redis_streams.clock.advance(60_000)
-    with pytest.raises(redis.exceptions.ConnectionError):
-        master.ping()  # the failover hung up on the old master's clients
     claimed = master.xautoclaim("jobs", "workers", "rescuer", min_idle_time=60_000)
     assert claimed[1] == [(b"1-1", {b"id": b"1"})]
     assert master.xack("jobs", "workers", "1-1") == 1
@@ -61,8 +59,6 @@ def test_asyncio_sentinel_through_the_patch(fake_redis_streams):
             with pytest.raises(redis.exceptions.ReadOnlyError):
                 await replica.xadd("s", {"a": "2"})
             fake_redis_streams.sentinel.failover()
-            with pytest.raises(redis.exceptions.ConnectionError):
-                await master.xadd("s", {"a": "2"}, id="2-1")
             assert await master.xadd("s", {"a": "2"}, id="2-1") == b"2-1"
             handle_client = fake_redis_streams.async_client()
             assert await handle_client.xlen("s") == 2

@@ -1,0 +1,290 @@
+"""The fake Sentinel deployment against a real one (Redis 7.0.15, profile "7.0"), RESP2 and RESP3: a redis-server
+master, a redis-server replica (``--replicaof``) and a ``redis-sentinel`` watching the master, on loopback ports
+(:mod:`tests.topology.real_sentinel`). Raw replies of the SENTINEL subcommands and the sentinel's other commands,
+of the replica's READONLY refusals and reads, ROLE / INFO replication / HELLO, compared after
+:func:`~tests.topology.real_sentinel.normaliser` (ids, ports, times and offsets only); then the failover as a
+redis-py Sentinel client lives through it (``SENTINEL FAILOVER`` on the real one, :meth:`FakeSentinel.failover`
+on the fake). ``FAKE_STREAMS_REQUIRE_REAL=1`` turns a missing redis-server / redis-sentinel into a failure.
+
+Not compared, on purpose: a real replica's group counters (XINFO GROUPS ``entries-read``) follow the commands the
+master propagated (XREADGROUP reaches a replica as XCLAIM … LASTID), while the fake's replicas share the master's
+dataset, so they show the master's values."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, List
+
+import pytest
+import redis
+import redis.exceptions
+from redis.sentinel import Sentinel
+
+from fake_streams import FakeStreamsConnection
+from fake_streams.topology.sentinel import FakeSentinel
+from tests.conformance.oracles import protocol_kwargs, require_real
+from tests.conformance.replies import capture, first_difference
+
+from .real_sentinel import MASTER, RealSentinel, normaliser, role_offsets
+
+pytestmark = [pytest.mark.real, pytest.mark.slow]  # a real deployment takes seconds to settle
+PROTOCOLS = (2, 3)
+
+
+def _start_real() -> RealSentinel:
+    try:
+        return RealSentinel()
+    except LookupError as exc:
+        if require_real():
+            pytest.fail(f"FAKE_STREAMS_REQUIRE_REAL is set: {exc}")
+        pytest.skip(str(exc))
+
+
+SEED: List[tuple] = [
+    ("XADD", "jobs", "1-1", "n", "1"), ("XADD", "jobs", "2-1", "n", "2"), ("XGROUP", "CREATE", "jobs", "workers", "0"),
+    ("XREADGROUP", "GROUP", "workers", "alice", "COUNT", "1", "STREAMS", "jobs", ">"), ("SET", "k", "v"),
+]
+
+
+@pytest.fixture(scope="module")
+def real() -> Iterator[RealSentinel]:
+    deployment = _start_real()
+    for argv in SEED:
+        deployment.master.command(*argv)
+    deployment.wait_replicated()
+    yield deployment
+    deployment.stop()
+
+
+class Pair:
+    """The real deployment and a fake one on the same ports; ``same(node, *argv)`` runs argv on ``node``
+    (0 master, 1 replica, 2 sentinel) of both and compares the normalised raw replies."""
+
+    def __init__(self, real: RealSentinel, protocol: int) -> None:
+        self.real = real
+        self.protocol = protocol
+        ports = real.ports
+        self.fake = FakeSentinel(MASTER, 1, port=ports[0], replica_ports=[ports[1]], sentinel_port=ports[2],
+                                 version="7.0")
+        seed = self.fake.master.server.client()
+        for argv in SEED:
+            seed.execute_command(*argv)
+        seed.close()
+        fake_ids = [self.fake.myid.encode(), self.fake.group.replid.encode()]
+        fake_ids += [node.server._info.run_id.encode() for node in self.fake.nodes]
+        self.norm_real, self.norm_fake = normaliser(real.ids(), ports), normaliser(fake_ids, ports)
+        assert real.sentinel is not None
+        self.real_conns = [o.connect(protocol) for o in (real.master, real.replica, real.sentinel)]
+        self.fake_conns = [FakeStreamsConnection(server=s, **protocol_kwargs(protocol)) for s in self.fake.servers]
+
+    def both(self, i: int, *argv: Any) -> tuple:
+        replies = []
+        for conn in (self.real_conns[i], self.fake_conns[i]):
+            conn.send_command(*argv)
+            replies.append(capture(lambda conn=conn: conn.read_response(disable_decoding=True)))
+        return self.norm_real(replies[0]), self.norm_fake(replies[1])
+
+    def same(self, i: int, *argv: Any, post: Any = None) -> Any:
+        real, fake = self.both(i, *argv)
+        if post is not None:
+            real, fake = post(real), post(fake)
+        diff = first_difference(real, fake)
+        assert diff is None, f"{argv!r} on node {i} (RESP{self.protocol}): {diff}\n real: {real!r}\n fake: {fake!r}"
+        return real
+
+    def close(self) -> None:
+        for conn in self.real_conns + self.fake_conns:
+            conn.disconnect()
+        self.fake.close()
+
+
+@pytest.fixture(params=PROTOCOLS, ids=lambda p: f"resp{p}")
+def pair(real: RealSentinel, request: Any) -> Iterator[Pair]:
+    p = Pair(real, request.param)
+    yield p
+    p.close()
+
+
+SENTINEL_REPLIES: List[tuple] = [
+    ("SENTINEL", "MASTERS"), ("SENTINEL", "MASTER", MASTER), ("SENTINEL", "REPLICAS", MASTER),
+    ("SENTINEL", "SLAVES", MASTER), ("SENTINEL", "SENTINELS", MASTER), ("SENTINEL", "CKQUORUM", MASTER),
+    ("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER), ("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "nope"),
+    ("SENTINEL", "MYID"), ("SENTINEL", "PENDING-SCRIPTS"), ("SENTINEL", "RESET", "nope"),
+    ("SENTINEL", "MASTER", "nope"), ("SENTINEL", "REPLICAS", "nope"), ("SENTINEL", "SLAVES", "nope"),
+    ("SENTINEL", "SENTINELS", "nope"), ("SENTINEL", "CKQUORUM", "nope"), ("SENTINEL", "FAILOVER", "nope"),
+    ("SENTINEL",), ("SENTINEL", "FOO"), ("SENTINEL", "MASTER"), ("SENTINEL", "MASTER", "a", "b"),
+    ("SENTINEL", "MASTERS", "x"), ("SENTINEL", "GET-MASTER-ADDR-BY-NAME"), ("SENTINEL", "SIMULATE-FAILURE"),
+    ("PING",), ("ROLE",), ("GET", "k"), ("SET", "k", "v"), ("XADD", "s", "*", "a", "1"), ("SELECT", "0"),
+    ("DBSIZE",), ("ECHO", "x"), ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"),
+    ("INFO", "replication"), ("INFO", "keyspace"),
+]
+
+
+@pytest.mark.parametrize("argv", SENTINEL_REPLIES, ids=lambda a: " ".join(a)[:48])
+def test_sentinel_replies(pair: Pair, argv: tuple) -> None:
+    pair.same(2, *argv)
+
+
+REPLICA_COMMANDS: List[tuple] = [
+    ("SET", "x", "1"), ("DEL", "k"), ("INCR", "n"), ("EXPIRE", "k", "10"), ("FLUSHALL",), ("FLUSHDB",),
+    ("SWAPDB", "0", "1"), ("MOVE", "k", "1"), ("COPY", "k", "k2"), ("RESTORE", "r", "0", "x"), ("FUNCTION", "FLUSH"),
+    ("XADD", "jobs", "*", "n", "3"), ("XADD", "new", "*", "n", "3"), ("XACK", "jobs", "workers", "1-1"),
+    ("XREADGROUP", "GROUP", "workers", "bob", "STREAMS", "jobs", ">"),
+    ("XREADGROUP", "GROUP", "workers", "alice", "STREAMS", "jobs", "0"),
+    ("XREADGROUP", "GROUP", "nogroup", "c", "STREAMS", "jobs", ">"),
+    ("XGROUP", "CREATE", "jobs", "g2", "0"), ("XGROUP", "DESTROY", "jobs", "workers"),
+    ("XGROUP", "CREATECONSUMER", "jobs", "workers", "c2"), ("XGROUP", "DELCONSUMER", "jobs", "workers", "alice"),
+    ("XGROUP", "SETID", "jobs", "workers", "0"), ("XCLAIM", "jobs", "workers", "bob", "0", "1-1"),
+    ("XAUTOCLAIM", "jobs", "workers", "bob", "0", "0"), ("XTRIM", "jobs", "MAXLEN", "0"), ("XDEL", "jobs", "1-1"),
+    ("XSETID", "jobs", "5-5"),
+    ("XADD", "jobs"), ("XACK", "jobs"), ("NOSUCHCOMMAND",),  # existence and arity come first
+    ("GET", "k"), ("XLEN", "jobs"), ("XRANGE", "jobs", "-", "+"), ("XREVRANGE", "jobs", "+", "-", "COUNT", "1"),
+    ("XREAD", "STREAMS", "jobs", "0"), ("XPENDING", "jobs", "workers"),
+    ("XPENDING", "jobs", "workers", "-", "+", "10"), ("XINFO", "CONSUMERS", "jobs", "workers"),
+    ("XGROUP", "HELP"), ("PUBLISH", "ch", "x"), ("SELECT", "1"), ("SELECT", "0"), ("SCRIPT", "FLUSH"),
+    ("EVAL", "return redis.call('set','x','1')", "0"), ("EVAL", "return redis.call('xadd','jobs','*','a','1')", "0"),
+    ("EVAL", "return redis.call('xack','jobs','workers','1-1')", "0"), ("EVAL", "return redis.pcall('set','x','1')", "0"),
+    ("EVAL", "return redis.call('get','k')", "0"), ("EVAL", "return redis.call('xlen','jobs')", "0"),
+    ("EVAL", "#!lua\nreturn redis.call('get','k')", "0"), ("EVAL", "#!lua flags=no-writes\nreturn redis.call('get','k')", "0"),
+    ("EVAL_RO", "return redis.call('set','x','1')", "0"), ("EVAL_RO", "return redis.call('get','k')", "0"),
+    ("FCALL", "nofunc", "0"), ("READONLY",), ("READWRITE",),
+]
+
+
+def _idle_times(reply: Any) -> Any:
+    """XPENDING's extended rows and XINFO CONSUMERS with their idle times (the wall clock since the seed) as <n>."""
+    if not isinstance(reply, list):
+        return reply
+    out = []
+    for row in reply:
+        if isinstance(row, dict):
+            row = {k: (b"<n>" if k == b"idle" else v) for k, v in row.items()}
+        elif isinstance(row, list) and b"idle" in row:
+            row = [b"<n>" if i and row[i - 1] == b"idle" else v for i, v in enumerate(row)]
+        elif isinstance(row, list) and len(row) == 4:
+            row = row[:2] + [b"<n>"] + row[3:]
+        out.append(row)
+    return out
+
+
+@pytest.mark.parametrize("argv", REPLICA_COMMANDS, ids=lambda a: " ".join(a)[:48])
+def test_replica_commands(pair: Pair, argv: tuple) -> None:
+    timed = argv[:2] == ("XINFO", "CONSUMERS") or (argv[0] == "XPENDING" and len(argv) > 3)
+    pair.same(1, *argv, post=_idle_times if timed else None)
+
+
+def test_replica_multi_with_a_write_aborts(pair: Pair) -> None:
+    for argv in (("MULTI",), ("GET", "k"), ("SET", "x", "1"), ("XADD", "jobs", "*", "a", "1"), ("EXEC",),
+                 ("MULTI",), ("GET", "k"), ("XLEN", "jobs"), ("EXEC",)):
+        pair.same(1, *argv)
+
+
+@pytest.mark.parametrize("node", [0, 1], ids=["master", "replica"])
+def test_role(pair: Pair, node: int) -> None:
+    pair.same(node, "ROLE", post=role_offsets)
+
+
+def _info_shape(reply: Any) -> Any:
+    """INFO as (section title, field name) pairs, with the values of the replication fields that are behaviour."""
+    text = reply.decode() if isinstance(reply, bytes) else str(reply)
+    text = text[4:] if text.startswith("txt:") else text
+    keep = {"role", "master_host", "master_port", "master_link_status", "master_sync_in_progress", "slave_priority",
+            "slave_read_only", "replica_announced", "connected_slaves", "master_failover_state",
+            "repl_backlog_active", "sentinel_masters", "sentinel_tilt", "sentinel_running_scripts",
+            "sentinel_scripts_queue_length", "sentinel_simulate_failure_flags", "redis_mode", "master0"}
+    out = []
+    for line in text.split("\r\n"):
+        if line.startswith("#"):
+            out.append(line)
+        elif ":" in line:
+            name, _, value = line.partition(":")
+            if name.startswith("slave") and name[5:].isdigit():  # slave0:ip=…,port=…,state=…,offset=…,lag=…
+                value = ",".join(f for f in value.split(",") if f.split("=")[0] in ("ip", "port", "state"))
+            out.append(f"{name}:{value}" if name in keep or name.startswith("slave") and name[5:].isdigit()
+                       else name)
+    return out
+
+
+@pytest.mark.parametrize("node,section", [(0, "replication"), (1, "replication"), (2, "default"), (2, "sentinel"),
+                                          (2, "server"), (2, "all")],
+                         ids=["master-replication", "replica-replication", "sentinel-default", "sentinel-sentinel",
+                              "sentinel-server", "sentinel-all"])
+def test_info(pair: Pair, node: int, section: str) -> None:
+    pair.same(node, "INFO", section, post=_info_shape)
+
+
+def _hello_shape(reply: Any) -> Any:
+    pairs = reply if isinstance(reply, dict) else dict(zip(reply[::2], reply[1::2]))
+    return {k: (b"<id>" if k == b"id" else v) for k, v in pairs.items()}
+
+
+@pytest.mark.parametrize("node", [0, 1, 2], ids=["master", "replica", "sentinel"])
+def test_hello(pair: Pair, node: int) -> None:
+    pair.same(node, "HELLO", str(pair.protocol), post=_hello_shape)
+
+
+# ------------------------------------------------------------------------------------------------ failover
+def _outcome(fn: Any) -> Any:
+    """What one client call gives: its value, or the class of the error it raised."""
+    try:
+        return fn()
+    except redis.exceptions.ConnectionError as exc:
+        return ("ConnectionError", type(exc).__name__)
+    except redis.exceptions.ResponseError as exc:
+        return ("ResponseError", type(exc).__name__, str(exc))
+
+
+def _client_path(sentinels: Any, failover: Any, settle: Any, replicated: Any) -> List[Any]:
+    """A redis-py Sentinel client's life through a failover: a stream with a group and a PEL, a failover, the
+    hang-up, the rediscovery; READONLY where the old master is now a replica."""
+    app = Sentinel(sentinels, socket_timeout=5)
+    master, replica = app.master_for(MASTER), app.slave_for(MASTER)
+    seen: List[Any] = []
+    try:
+        step = seen.append
+        step(_outcome(lambda: master.xadd("orders", {"sku": "A"}, id="1-1")))
+        step(_outcome(lambda: master.xgroup_create("orders", "billing", id="0")))
+        step(_outcome(lambda: master.xreadgroup("billing", "worker", {"orders": ">"})))
+        replicated()
+        step(_outcome(lambda: replica.xpending("orders", "billing")["pending"]))
+        before = app.discover_master(MASTER)
+        failover()
+        settle()
+        after = app.discover_master(MASTER)
+        step(("moved", before != after, after == tuple(app.discover_slaves(MASTER) and after)))
+        step(_outcome(lambda: master.xack("orders", "billing", "1-1")))  # the hang-up
+        step(_outcome(lambda: master.xack("orders", "billing", "1-1")))  # rediscovered: the PEL is still there
+        step(_outcome(lambda: master.xpending("orders", "billing")["pending"]))
+        step(_outcome(lambda: master.xlen("orders")))
+        old = redis.Redis(host=before[0], port=before[1], socket_timeout=5)
+        step(_outcome(lambda: old.execute_command("ROLE")[0]))
+        step(_outcome(lambda: old.xadd("orders", {"sku": "B"})))
+        step(_outcome(lambda: old.xlen("orders")))
+        old.close()
+    finally:
+        master.close()
+        replica.close()
+        app.close()
+    return seen
+
+
+def test_failover_as_a_sentinel_client_sees_it() -> None:
+    deployment = _start_real()
+    try:
+        assert deployment.sentinel is not None
+        real_sentinels = [("127.0.0.1", deployment.sentinel.port)]
+        replica_port = deployment.replica.port
+        real = _client_path(
+            real_sentinels,
+            lambda: deployment.sentinel.command("SENTINEL", "FAILOVER", MASTER),  # type: ignore[union-attr]
+            lambda: deployment.wait_settled(replica_port), deployment.wait_replicated)
+    finally:
+        deployment.stop()
+    with FakeSentinel(MASTER, 1, port=16390, sentinel_port=36390, version="7.0") as fake_deployment:
+        from fake_streams.patching import PoolPatch
+
+        patch = PoolPatch(fake_deployment.network.replacement, fake_deployment.network.replacement).install()
+        try:
+            fake = _client_path(fake_deployment.sentinels, fake_deployment.failover, lambda: None, lambda: None)
+        finally:
+            patch.uninstall()
+    assert fake == real, f"\n real: {real!r}\n fake: {fake!r}"
