@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import redis
 
-from tests.conformance.oracles import STARTUP_TIMEOUT_S, Oracle, _find_redis_server, _free_port, protocol_kwargs
+from tests.conformance.oracles import Oracle, _find_redis_server, _free_port
 
 WAIT_S = 30.0  # real-time bound for the real deployment to agree on its state
 MASTER = "mymaster"
@@ -53,15 +53,8 @@ def start_sentinel(binary: str, master_port: int, quorum: int = 1) -> Oracle:
         proc = subprocess.Popen([binary, str(conf)], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
         oracle = Oracle("sentinel", binary, port, workdir, proc)
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                conn = redis.Connection(host="127.0.0.1", port=port, socket_timeout=10, **protocol_kwargs(2))
-                conn.connect()
-                oracle.control = conn
-                return oracle
-            except redis.exceptions.ConnectionError:
-                time.sleep(0.05)  # real-time: bounded wait for the sentinel to start
+        if oracle.await_control():
+            return oracle
         last = Path(workdir, "server.log").read_text(errors="replace")[-2000:]
         oracle.stop()
     raise RuntimeError(f"could not start redis-sentinel ({binary}); last log:\n{last}")

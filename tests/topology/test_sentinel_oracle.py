@@ -22,9 +22,9 @@ from redis.sentinel import Sentinel
 from fake_streams import FakeStreamsConnection
 from fake_streams.topology.sentinel import FakeSentinel
 from tests.conformance.oracles import protocol_kwargs, require_real
-from tests.conformance.replies import capture, first_difference
 
 from .real_sentinel import MASTER, RealSentinel, normaliser, role_offsets
+from .test_cluster_oracle import Topologies
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]  # a real deployment takes seconds to settle
 PROTOCOLS = (2, 3)
@@ -55,11 +55,11 @@ def real() -> Iterator[RealSentinel]:
     deployment.stop()
 
 
-class Pair:
+class Pair(Topologies):
     """The real deployment and a fake one on the same ports; ``same(node, *argv)`` runs argv on ``node``
     (0 master, 1 replica, 2 sentinel) of both and compares the normalised raw replies."""
 
-    def __init__(self, real: RealSentinel, protocol: int) -> None:
+    def __init__(self, real: RealSentinel, protocol: int) -> None:  # the attributes Topologies.same reads
         self.real = real
         self.protocol = protocol
         ports = real.ports
@@ -75,26 +75,6 @@ class Pair:
         assert real.sentinel is not None
         self.real_conns = [o.connect(protocol) for o in (real.master, real.replica, real.sentinel)]
         self.fake_conns = [FakeStreamsConnection(server=s, **protocol_kwargs(protocol)) for s in self.fake.servers]
-
-    def both(self, i: int, *argv: Any) -> tuple:
-        replies = []
-        for conn in (self.real_conns[i], self.fake_conns[i]):
-            conn.send_command(*argv)
-            replies.append(capture(lambda conn=conn: conn.read_response(disable_decoding=True)))
-        return self.norm_real(replies[0]), self.norm_fake(replies[1])
-
-    def same(self, i: int, *argv: Any, post: Any = None) -> Any:
-        real, fake = self.both(i, *argv)
-        if post is not None:
-            real, fake = post(real), post(fake)
-        diff = first_difference(real, fake)
-        assert diff is None, f"{argv!r} on node {i} (RESP{self.protocol}): {diff}\n real: {real!r}\n fake: {fake!r}"
-        return real
-
-    def close(self) -> None:
-        for conn in self.real_conns + self.fake_conns:
-            conn.disconnect()
-        self.fake.close()
 
 
 @pytest.fixture(params=PROTOCOLS, ids=lambda p: f"resp{p}")
