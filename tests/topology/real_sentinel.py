@@ -197,6 +197,12 @@ def normaliser(ids: List[bytes], ports: List[int]) -> Any:
                 for k, v in zip(value[::2], value[1::2]):
                     out += [walk(k), b"<n>" if k in HISTORY_FIELDS else walk(v)]
                 return out
+            if value and isinstance(value[0], str):  # a wire tree (real_cluster.wire_tree): [marker, items…]
+                out = [value[0]]
+                for prev, item in zip(value, value[1:]):
+                    history = isinstance(prev, list) and len(prev) == 2 and isinstance(prev[1], bytes) and prev[1] in HISTORY_FIELDS
+                    out.append([item[0], b"<n>"] if history and isinstance(item, list) else walk(item))
+                return out
             return [walk(v) for v in value]
         if hasattr(value, "text") and hasattr(value, "code"):  # an Err
             return type(value)(value.kind, value.code, text(value.text.encode()).decode())
