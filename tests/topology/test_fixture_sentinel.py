@@ -75,3 +75,14 @@ def test_sentinel_options_are_validated():
     with pytest.raises(ValueError, match="sentinel_replicas must be 0 or more"):
         Options(topology="sentinel", sentinel_replicas=-1)
     assert Options(topology="sentinel").sentinel_master == "mymaster"
+
+
+@pytest.mark.fake_redis_streams(topology="sentinel")
+def test_failure_report_shows_the_dataset_once(fake_redis_streams):
+    fake_redis_streams.client.xadd("orders", {"sku": "A"}, id="1-1")
+    fake_redis_streams.sentinel.failover()
+    report = fake_redis_streams.report()
+    assert report.count("stream 'orders'") == 1
+    assert "redis://127.0.0.1:6379  (profile 7.4, SystemClock())\n  replica of 127.0.0.1:6380: the master's data" \
+        in report
+    assert "sentinel watching 'mymaster' (master 127.0.0.1:6380)" in report
