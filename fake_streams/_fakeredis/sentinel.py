@@ -73,12 +73,20 @@ def sentinel_command(sock: Any, sub: bytes, *args: bytes) -> Any:
     sentinel = session.server.sentinel
     name = bytes(sub).decode("utf-8", "replace").lower()
     try:
-        reply = sentinel_replies.sentinel_command(sentinel, name, list(args), session.server.clock.now_ms())
+        reply = sentinel_replies.sentinel_command(sentinel, name, list(args), session.server.clock.now_ms(),
+                                                  functools.partial(_publish, sock))
     except sentinel_replies.SentinelError as exc:
         raise SimpleError(str(exc)) from None
     if type(reply).__name__ == "Status":
         return SimpleString(reply.value)
     return to_wire(cluster_replies.as_protocol(reply, session.protocol))
+
+
+def _publish(sock: Any, events: Any) -> None:
+    """PUBLISH each ``(channel, message)`` on the sentinel, from inside the command (lock held): fakeredis's own
+    PUBLISH of the calling socket, which delivers to every (pattern) subscriber."""
+    for channel, message in events:
+        sock.publish(channel, message)
 
 
 def rebind(conn: Any, server: Any) -> None:

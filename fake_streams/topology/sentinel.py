@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import sentinel_replies
 from .replica import ReplicaNode, ReplicationGroup
@@ -148,7 +148,21 @@ class FakeSentinel:
     def failover(self, to: ReplicaNode | int | str | None = None) -> ReplicaNode:
         """A failover, done at once: ``to`` (a replica's node, index in :attr:`nodes` or ``host:port``; default the
         replica with the lowest ``priority``, then the first) becomes the master, the others its replicas; the
-        config epoch grows; the clients of the old and the new master are disconnected. Returns the new master."""
+        config epoch grows; the clients of the old and the new master are disconnected; the sentinel publishes the
+        failover's events (``+switch-master`` …, :func:`~.sentinel_replies.failover_events`). Returns the new
+        master."""
+        new, events = self.switch(to)
+        if events and not self.server.closed:
+            client = self.server.client()
+            try:
+                for channel, message in events:
+                    client.publish(channel, message)
+            finally:
+                client.close()
+        return new
+
+    def switch(self, to: ReplicaNode | int | str | None = None) -> Tuple[ReplicaNode, List[Tuple[bytes, bytes]]]:
+        """:meth:`failover` without publishing: the new master and the events to publish, in order."""
         with self.lock:
             if to is None:
                 if not self.group.replicas:
@@ -157,12 +171,13 @@ class FakeSentinel:
             else:
                 new = self.group.node(to)
             old = self.group.master
+            others = [node for node in self.group.replicas if node is not new]
             self.group.promote(new)
             self.config_epoch += 1
             self.failovers += 1
             now = self.group.owner.clock.now_ms()
             self.role_since_ms[old.address] = self.role_since_ms[new.address] = now
-            return new
+            return new, sentinel_replies.failover_events(self, old, new, others)
 
     # ------------------------------------------------------------------------------- clients
     def sentinel_client(self, **kwargs: Any) -> Any:

@@ -13,7 +13,7 @@ clock as a sentinel that pings every second and refreshes INFO every ten would s
 from __future__ import annotations
 
 import fnmatch
-from typing import Any, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from ..reply import Status
 
@@ -103,8 +103,10 @@ def ckquorum(sentinel: Any) -> Any:
     raise SentinelError(text)
 
 
-def sentinel_command(sentinel: Any, sub: str, args: Sequence[bytes], now_ms: int) -> Any:
-    """``SENTINEL sub args…`` (the subcommand exists and has its arity: checked before)."""
+def sentinel_command(sentinel: Any, sub: str, args: Sequence[bytes], now_ms: int,
+                     publish: Callable[[List[Tuple[bytes, bytes]]], None]) -> Any:
+    """``SENTINEL sub args…`` (the subcommand exists and has its arity: checked before); ``publish(events)``
+    publishes ``(channel, message)`` pairs on the sentinel (SENTINEL FAILOVER's events)."""
     if sub == "masters":
         return [master_fields(sentinel, now_ms)]
     if sub == "myid":
@@ -133,10 +135,40 @@ def sentinel_command(sentinel: Any, sub: str, args: Sequence[bytes], now_ms: int
             return ckquorum(sentinel)
         if not sentinel.group.replicas:
             raise SentinelError("NOGOODSLAVE No suitable replica to promote")
-        sentinel.failover()
+        publish(sentinel.switch()[1])
         return Status(b"OK")
     raise SentinelError(f"ERR fake-redis-streams: SENTINEL {sub.upper()} is not emulated (the fake sentinel's state "
                         "is changed with FakeSentinel.failover)")
+
+
+def _master_event(name: str, node: Any) -> str:
+    return f"master {name} {node.host} {node.port}"
+
+
+def _replica_event(node: Any, name: str, master: Any) -> str:
+    return f"slave {node.address} {node.host} {node.port} @ {name} {master.host} {master.port}"
+
+
+def failover_events(sentinel: Any, old: Any, new: Any, others: Sequence[Any]) -> List[Tuple[bytes, bytes]]:
+    """What a sentinel publishes (``sentinelEvent``, channel = event type) during a failover of ``old`` to ``new``
+    (``others``: the other replicas, reconfigured to follow ``new``), in the order a forced failover publishes
+    them, up to the old master's reconfiguration, which the fake does at once (``+convert-to-slave``)."""
+    name = sentinel.master_name
+    during = _master_event(name, old)
+    promoted = _replica_event(new, name, old)
+    epoch = str(sentinel.config_epoch)
+    events = [("+new-epoch", epoch), ("+try-failover", during), ("+vote-for-leader", f"{sentinel.myid} {epoch}"),
+              ("+elected-leader", during), ("+failover-state-select-slave", during), ("+selected-slave", promoted),
+              ("+failover-state-send-slaveof-noone", promoted), ("+failover-state-wait-promotion", promoted),
+              ("-role-change", promoted + " new reported role is master"), ("+promoted-slave", promoted),
+              ("+failover-state-reconf-slaves", during)]
+    for node in others:
+        replica = _replica_event(node, name, old)
+        events += [("+slave-reconf-sent", replica), ("+slave-reconf-inprog", replica), ("+slave-reconf-done", replica)]
+    events += [("+failover-end", during), ("+switch-master", f"{name} {old.host} {old.port} {new.host} {new.port}")]
+    events += [("+slave", _replica_event(node, name, new)) for node in [*others, old]]
+    events.append(("+convert-to-slave", _replica_event(old, name, new)))
+    return [(channel.encode(), message.encode()) for channel, message in events]
 
 
 def role_reply(sentinel: Any) -> List[Any]:
@@ -144,5 +176,5 @@ def role_reply(sentinel: Any) -> List[Any]:
     return [b"sentinel", [sentinel.master_name.encode()]]
 
 
-__all__ = ["ARITY", "COMMANDS", "NO_SUCH_MASTER", "SentinelError", "ckquorum", "master_fields", "replica_fields",
-           "role_reply", "sentinel_command"]
+__all__ = ["ARITY", "COMMANDS", "NO_SUCH_MASTER", "SentinelError", "ckquorum", "failover_events", "master_fields",
+           "replica_fields", "role_reply", "sentinel_command"]

@@ -204,6 +204,8 @@ def normaliser(ids: List[bytes], ports: List[int]) -> Any:
                     out.append([item[0], b"<n>"] if history and isinstance(item, list) else walk(item))
                 return out
             return [walk(v) for v in value]
+        if isinstance(value, tuple) and not hasattr(value, "code"):
+            return tuple(walk(v) for v in value)
         if hasattr(value, "text") and hasattr(value, "code"):  # an Err
             return type(value)(value.kind, value.code, text(value.text.encode()).decode())
         return value

@@ -266,3 +266,32 @@ def test_asyncio_sentinel_clients_follow_a_failover(sentinel):
             await replica.aclose()
 
     asyncio.run(main())
+
+
+def _events(pubsub):
+    out = []
+    while (message := pubsub.get_message(timeout=0.2)) is not None:  # real-time: messages already queued
+        out.append((message["channel"], message["data"]))
+    return out
+
+
+def test_failover_publishes_the_sentinel_events(sentinel):
+    """The events of a forced failover (compared with a real sentinel's in test_sentinel_oracle), the other
+    replicas' reconfiguration, then the old master's conversion; SENTINEL FAILOVER publishes the same."""
+    watcher = sentinel.server.client().pubsub()
+    watcher.psubscribe("*")
+    assert watcher.get_message(timeout=1)["type"] == "psubscribe"
+    sentinel.failover(sentinel.replicas[0])
+    events = _events(watcher)
+    channels = [c for c, _ in events]
+    assert channels[:2] == [b"+new-epoch", b"+try-failover"] and events[0][1] == b"1"
+    reconf = [m for c, m in events if c.startswith(b"+slave-reconf-")]
+    assert reconf == [b"slave 127.0.0.1:16381 127.0.0.1 16381 @ mymaster 127.0.0.1 16379"] * 3
+    assert (b"+switch-master", b"mymaster 127.0.0.1 16379 127.0.0.1 16380") in events
+    assert [m for c, m in events if c == b"+slave"] == [b"slave 127.0.0.1:16381 127.0.0.1 16381 @ mymaster 127.0.0.1 16380",
+                                                       b"slave 127.0.0.1:16379 127.0.0.1 16379 @ mymaster 127.0.0.1 16380"]
+    assert events[-1] == (b"+convert-to-slave", b"slave 127.0.0.1:16379 127.0.0.1 16379 @ mymaster 127.0.0.1 16380")
+    assert raw(sentinel.server, "SENTINEL", "FAILOVER", "mymaster") == b"OK"
+    again = _events(watcher)
+    assert again[0] == (b"+new-epoch", b"2") and len(again) == len(events)
+    watcher.close()

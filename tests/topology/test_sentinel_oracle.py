@@ -213,10 +213,26 @@ def _outcome(fn: Any) -> Any:
         return ("ResponseError", type(exc).__name__, str(exc))
 
 
+def _until_switched(events: List[Any]) -> List[Any]:
+    """The sentinel's events of one failover, from its start up to ``+switch-master`` and the ``+slave`` events that
+    follow it (what comes later — the old master's reconfiguration — the real sentinel does about ten seconds
+    later, the fake at once)."""
+    out, switched = [], False
+    for channel, message in events:
+        if switched and channel != b"+slave":
+            break
+        out.append((channel, message))
+        switched = switched or channel == b"+switch-master"
+    return out
+
+
 def _client_path(sentinels: Any, failover: Any, settle: Any, replicated: Any) -> List[Any]:
     """A redis-py Sentinel client's life through a failover: a stream with a group and a PEL, a failover, the
-    hang-up, the rediscovery; READONLY where the old master is now a replica."""
+    hang-up, the rediscovery; READONLY where the old master is now a replica; the events the sentinel published."""
     app = Sentinel(sentinels, socket_timeout=5)
+    watcher = redis.Redis(host=sentinels[0][0], port=sentinels[0][1], socket_timeout=5).pubsub()
+    watcher.psubscribe("*")
+    assert watcher.get_message(timeout=5)["type"] == "psubscribe"  # real-time: bounded wait for the confirmation
     master, replica = app.master_for(MASTER), app.slave_for(MASTER)
     seen: List[Any] = []
     try:
@@ -240,7 +256,12 @@ def _client_path(sentinels: Any, failover: Any, settle: Any, replicated: Any) ->
         step(_outcome(lambda: old.xadd("orders", {"sku": "B"})))
         step(_outcome(lambda: old.xlen("orders")))
         old.close()
+        events = []
+        while (message := watcher.get_message(timeout=0.5)) is not None:  # real-time: the events already sent
+            events.append((message["channel"], message["data"]))
+        step(("events", _until_switched(events)))
     finally:
+        watcher.close()
         master.close()
         replica.close()
         app.close()
@@ -252,6 +273,7 @@ def test_failover_as_a_sentinel_client_sees_it() -> None:
     try:
         assert deployment.sentinel is not None
         real_sentinels = [("127.0.0.1", deployment.sentinel.port)]
+        real_ids, real_ports = deployment.ids(), deployment.ports
         replica_port = deployment.replica.port
         real = _client_path(
             real_sentinels,
@@ -267,4 +289,7 @@ def test_failover_as_a_sentinel_client_sees_it() -> None:
             fake = _client_path(fake_deployment.sentinels, fake_deployment.failover, lambda: None, lambda: None)
         finally:
             patch.uninstall()
+    norm_real = normaliser(real_ids, real_ports)
+    norm_fake = normaliser([fake_deployment.myid.encode()], [16390, 16391, 36390])
+    real, fake = norm_real(real), norm_fake(fake)
     assert fake == real, f"\n real: {real!r}\n fake: {fake!r}"
