@@ -16,13 +16,17 @@ Replica servers run with ``fast_path = False``, so every command of theirs reach
 from __future__ import annotations
 
 import functools
+import queue
 from typing import Any, Callable, List, Optional, Tuple
+
+import redis.exceptions
 
 from ..topology import replica as topology_replica
 from . import access
 from .backend import to_wire
 from .compat import SimpleError, extract_command
 from .overrides import override, signature
+from .sessions import SERVER_CLOSED
 
 _ROLE = signature("role")
 
@@ -96,17 +100,22 @@ def role(sock: Any) -> Any:
 
 
 def kill_clients(server: Any) -> int:
-    """Hang up on every client connected to ``server`` (``CLIENT KILL TYPE normal`` on that node; a node that
-    shares its dataset with others keeps theirs): their next command fails with ConnectionError, a parked read
-    ends with it now. Returns how many."""
+    """Hang up on every client connected to ``server`` (``CLIENT KILL TYPE normal`` and ``TYPE pubsub`` on that
+    node; a node that shares its dataset with others keeps theirs): their next command fails with ConnectionError,
+    a parked read ends with it now, and so does a redis-py reader waiting for a reply or a pubsub message (its
+    socket reads the EOF). Returns how many."""
     fake = server.backend.fake
     killed = 0
     with server.backend.lock:
         for sock in list(fake.sockets):
             session = getattr(sock, "_sf_session", None)
-            if session is not None and session.server is server and session.alive:
-                access.kill(sock)
-                killed += 1
+            if session is None or session.server is not server or not session.alive:
+                continue
+            access.kill(sock)
+            responses = getattr(sock, "responses", None)
+            if isinstance(responses, queue.Queue) and not access.is_tcp(sock):  # sync: wake a waiting reader
+                responses.put(redis.exceptions.ConnectionError(SERVER_CLOSED))
+            killed += 1
     return killed
 
 

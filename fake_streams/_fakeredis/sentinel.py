@@ -84,9 +84,67 @@ def sentinel_command(sock: Any, sub: bytes, *args: bytes) -> Any:
 
 def _publish(sock: Any, events: Any) -> None:
     """PUBLISH each ``(channel, message)`` on the sentinel, from inside the command (lock held): fakeredis's own
-    PUBLISH of the calling socket, which delivers to every (pattern) subscriber."""
+    PUBLISH of the calling socket, which delivers to every (pattern) subscriber (a client's PUBLISH on a sentinel
+    takes only hello messages)."""
     for channel, message in events:
         sock.publish(channel, message)
+
+
+def publish(server: Any, events: Any) -> None:
+    """:func:`_publish` from outside a command: on a connection of the sentinel's own, lock taken."""
+    from ..connection import FakeStreamsConnection
+
+    conn = FakeStreamsConnection(server=server)
+    conn.connect()
+    try:
+        with server.backend.lock:
+            _publish(conn._sock, events)
+    finally:
+        conn.disconnect()
+
+
+HELLO_CHANNEL = b"__sentinel__:hello"
+
+
+def _on_a_sentinel(handler: Callable[..., Any]) -> Callable[..., Tuple[Any, Any]]:
+    """A lookup that serves a command with ``handler(fakeredis's func, *args)`` on a sentinel, fakeredis's
+    elsewhere."""
+
+    def lookup(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+        func, sig = base()
+        if sock._sf_session.server.sentinel is None:
+            return func, sig
+        return functools.partial(handler, func), sig
+
+    return lookup
+
+
+def sentinel_publish(func: Callable[..., Any], channel: bytes, message: bytes) -> Any:
+    """PUBLISH on a sentinel: only the sentinels' hello channel (the hello itself is not read: one fake sentinel
+    learns of no other)."""
+    if bytes(channel) != HELLO_CHANNEL:
+        raise SimpleError("ERR Only HELLO messages are accepted by Sentinel instances.")
+    return func(channel, message)
+
+
+def sentinel_command_count(func: Callable[..., Any]) -> int:
+    """COMMAND COUNT on a sentinel: its command table's size."""
+    return len(sentinel_replies.COMMANDS)
+
+
+def sentinel_command_info(func: Callable[..., Any], *names: bytes) -> Any:
+    """COMMAND INFO on a sentinel: nil for a command its table does not have."""
+    if not names:
+        raise SimpleError("ERR fake-redis-streams: COMMAND INFO of every command of a sentinel is not emulated")
+    known = [n for n in names if bytes(n).decode("utf-8", "replace").lower() in sentinel_replies.COMMANDS]
+    found = iter(func(*known) if known else [])
+    return [next(found) if bytes(n).decode("utf-8", "replace").lower() in sentinel_replies.COMMANDS else None
+            for n in names]
+
+
+override("publish")(_on_a_sentinel(sentinel_publish))
+override("command count")(_on_a_sentinel(sentinel_command_count))
+override("command info")(_on_a_sentinel(sentinel_command_info))
 
 
 def rebind(conn: Any, server: Any) -> None:

@@ -26,7 +26,7 @@ import itertools
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import sentinel_replies
+from . import sentinel_config, sentinel_replies
 from .replica import ReplicaNode, ReplicationGroup
 
 if TYPE_CHECKING:
@@ -69,8 +69,12 @@ class FakeSentinel:
         self.lock = threading.RLock()
         self.master_name = master_name
         self.quorum = quorum
+        #: what SENTINEL SET / DEBUG / CONFIG SET / SIMULATE-FAILURE changed
+        self.settings = sentinel_config.SentinelSettings()
         self.config_epoch = 0
         self.failovers = 0
+        #: a SIMULATE-FAILURE crash stopped a failover: the sentinel has exited
+        self.crashed = False
         self._own_network = network is None
         self.network = FakeNetwork(version or "7.4", clock) if network is None else network
         host = "127.0.0.1" if host in _LOOPBACK else host
@@ -138,7 +142,7 @@ class FakeSentinel:
             master = self.group.master
             lines = ["# Sentinel", "sentinel_masters:1", "sentinel_tilt:0", "sentinel_tilt_since_seconds:-1",
                      "sentinel_running_scripts:0", "sentinel_scripts_queue_length:0",
-                     "sentinel_simulate_failure_flags:0",
+                     f"sentinel_simulate_failure_flags:{self.settings.simulate_failure}",
                      f"master0:name={self.master_name},status=ok,address={master.address},"
                      f"slaves={len(self.group.replicas)},sentinels=1"]
             blocks.append("".join(line + "\r\n" for line in lines).encode())
@@ -153,13 +157,32 @@ class FakeSentinel:
         master."""
         new, events = self.switch(to)
         if events and not self.server.closed:
-            client = self.server.client()
-            try:
-                for channel, message in events:
-                    client.publish(channel, message)
-            finally:
-                client.close()
+            from .._fakeredis.sentinel import publish
+
+            publish(self.server, events)
+        self.crash_if_simulated(in_command=False)
         return new
+
+    def crash_if_simulated(self, in_command: bool) -> None:
+        """After a failover that SIMULATE-FAILURE crash-after-election stopped: the sentinel has exited — its server
+        is down (connections refused). ``in_command``: called from a command of the sentinel, which holds its lock;
+        the server goes down once that command's reply is out."""
+        if not self.crashed or self.server.closed:
+            return
+        server = self.server
+
+        def go_down() -> None:
+            from .._fakeredis.replica import kill_clients
+
+            with server.backend.lock:  # after the running command (its reply queued)
+                pass
+            kill_clients(server)  # its clients read the EOF of a process that exited
+            server.connected = False
+
+        if in_command:
+            threading.Thread(target=go_down, name="fake-sentinel-crash", daemon=True).start()
+        else:
+            go_down()
 
     def switch(self, to: ReplicaNode | int | str | None = None) -> Tuple[ReplicaNode, List[Tuple[bytes, bytes]]]:
         """:meth:`failover` without publishing: the new master and the events to publish, in order."""
@@ -171,6 +194,11 @@ class FakeSentinel:
             else:
                 new = self.group.node(to)
             old = self.group.master
+            if self.settings.simulate_failure & sentinel_config.CRASH_AFTER_ELECTION:  # elected, then it exits
+                self.config_epoch += 1
+                self.crashed = True
+                # the events of the vote and the election are published in the tick that crashes: never sent
+                return old, sentinel_replies.failover_events(self, old, new, [])[:2]
             others = [node for node in self.group.replicas if node is not new]
             self.group.promote(new)
             self.config_epoch += 1

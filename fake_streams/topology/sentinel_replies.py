@@ -16,6 +16,7 @@ import fnmatch
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from ..reply import Status
+from . import sentinel_config
 
 #: every SENTINEL subcommand of Redis 7.0 → its arity (commands.def); the container itself has arity -2
 ARITY: Dict[str, int] = {
@@ -30,8 +31,6 @@ NIL_ARRAY = None
 #: the commands a sentinel has (its command table: every other name is an unknown command)
 COMMANDS = frozenset({"acl", "auth", "client", "command", "hello", "info", "ping", "psubscribe", "publish",
                       "punsubscribe", "role", "sentinel", "shutdown", "subscribe", "unsubscribe"})
-DEFAULT_DOWN_AFTER_MS = 30000
-DEFAULT_FAILOVER_TIMEOUT_MS = 180000
 PING_PERIOD_MS = 1000
 INFO_PERIOD_MS = 10000
 
@@ -55,7 +54,7 @@ def _common(sentinel: Any, node: Any, now_ms: int) -> Dict[bytes, Any]:
         b"ip": node.host.encode(), b"port": _b(node.port), b"runid": node.server._info.run_id.encode(),
         b"flags": flags.encode(), b"link-pending-commands": b"0", b"link-refcount": b"1", b"last-ping-sent": b"0",
         b"last-ok-ping-reply": _b(ping), b"last-ping-reply": _b(ping),
-        b"down-after-milliseconds": _b(DEFAULT_DOWN_AFTER_MS),
+        b"down-after-milliseconds": _b(sentinel.settings.down_after_ms),
         b"info-refresh": _b(since_start % INFO_PERIOD_MS),
         b"role-reported": flags.encode(),
         b"role-reported-time": _b(max(0, now_ms - sentinel.role_since_ms.get(node.address, sentinel.started_ms))),
@@ -70,7 +69,8 @@ def master_fields(sentinel: Any, now_ms: int) -> Dict[bytes, Any]:
     fields.update({
         b"config-epoch": _b(sentinel.config_epoch), b"num-slaves": _b(len(group.replicas)),
         b"num-other-sentinels": b"0", b"quorum": _b(sentinel.quorum),
-        b"failover-timeout": _b(DEFAULT_FAILOVER_TIMEOUT_MS), b"parallel-syncs": b"1",
+        b"failover-timeout": _b(sentinel.settings.failover_timeout_ms),
+        b"parallel-syncs": _b(sentinel.settings.parallel_syncs),
     })
     return fields
 
@@ -113,6 +113,20 @@ def sentinel_command(sentinel: Any, sub: str, args: Sequence[bytes], now_ms: int
         return sentinel.myid.encode()
     if sub == "pending-scripts":
         return []
+    if sub == "help":
+        return [Status(line.encode()) for line in sentinel_config.HELP]
+    if sub == "flushconfig":  # the fake keeps no configuration file: nothing to write
+        return Status(b"OK")
+    if sub == "debug":
+        return sentinel_config.debug_command(sentinel, args)
+    if sub == "config":
+        return sentinel_config.config_command(sentinel, args)
+    if sub == "simulate-failure":
+        return sentinel_config.simulate_failure(sentinel, args)
+    if sub == "monitor":
+        return sentinel_config.monitor_checks(sentinel, args)
+    if sub == "is-master-down-by-addr":
+        return sentinel_config.is_master_down(sentinel, args)
     name = bytes(args[0]) if args else b""
     known = name == sentinel.master_name.encode()
     if sub == "get-master-addr-by-name":
@@ -122,9 +136,13 @@ def sentinel_command(sentinel: Any, sub: str, args: Sequence[bytes], now_ms: int
         return [master.host.encode(), _b(master.port)]
     if sub == "reset":  # the number of masters whose name matches the pattern (a fake sentinel keeps its state)
         return int(fnmatch.fnmatchcase(sentinel.master_name, name.decode("utf-8", "replace")))
-    if sub in ("master", "replicas", "slaves", "sentinels", "ckquorum", "failover"):
+    if sub in ("master", "replicas", "slaves", "sentinels", "ckquorum", "failover", "set", "remove"):
         if not known:
             raise SentinelError(NO_SUCH_MASTER)
+        if sub == "set":
+            return sentinel_config.set_command(sentinel, args[1:])
+        if sub == "remove":
+            raise SentinelError("ERR fake-redis-streams: SENTINEL REMOVE of the watched master is not emulated")
         if sub == "master":
             return master_fields(sentinel, now_ms)
         if sub in ("replicas", "slaves"):
@@ -136,6 +154,7 @@ def sentinel_command(sentinel: Any, sub: str, args: Sequence[bytes], now_ms: int
         if not sentinel.group.replicas:
             raise SentinelError("NOGOODSLAVE No suitable replica to promote")
         publish(sentinel.switch()[1])
+        sentinel.crash_if_simulated(in_command=True)
         return Status(b"OK")
     raise SentinelError(f"ERR fake-redis-streams: SENTINEL {sub.upper()} is not emulated (the fake sentinel's state "
                         "is changed with FakeSentinel.failover)")

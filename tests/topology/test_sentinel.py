@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 import redis
 import redis.exceptions
+import redis.sentinel
 from redis.sentinel import Sentinel
 
 from fake_streams import ManualClock
@@ -270,8 +271,11 @@ def test_asyncio_sentinel_clients_follow_a_failover(sentinel):
 
 def _events(pubsub):
     out = []
-    while (message := pubsub.get_message(timeout=0.2)) is not None:  # real-time: messages already queued
-        out.append((message["channel"], message["data"]))
+    try:
+        while (message := pubsub.get_message(timeout=0.2)) is not None:  # real-time: messages already queued
+            out.append((message["channel"], message["data"]))
+    except redis.exceptions.ConnectionError:  # the sentinel exited (a simulated crash) after these
+        pass
     return out
 
 
@@ -295,3 +299,32 @@ def test_failover_publishes_the_sentinel_events(sentinel):
     again = _events(watcher)
     assert again[0] == (b"+new-epoch", b"2") and len(again) == len(events)
     watcher.close()
+
+
+def test_simulated_crash_after_election_stops_the_failover_and_the_sentinel(sentinel):
+    assert raw(sentinel.server, "SENTINEL", "SIMULATE-FAILURE", "crash-after-election") == b"OK"
+    assert sentinel.server.client().info("sentinel")["sentinel_simulate_failure_flags"] == 1
+    assert err(raw(sentinel.server, "SENTINEL", "SIMULATE-FAILURE", "crash-after-promotion")).startswith(
+        "ERR fake-redis-streams: ")
+    watcher = sentinel.server.client().pubsub()
+    watcher.psubscribe("*")
+    watcher.get_message(timeout=1)
+    old = sentinel.master
+    assert raw(sentinel.server, "SENTINEL", "FAILOVER", "mymaster") == b"OK"
+    assert [c for c, _ in _events(watcher)] == [b"+new-epoch", b"+try-failover"]  # then the hang-up
+    assert sentinel.master is old and sentinel.crashed
+    for _ in range(50):  # the crash thread takes the sentinel down as soon as FAILOVER's reply is out
+        if not sentinel.server.connected:
+            break
+        threading.Event().wait(0.02)  # real-time: bounded wait for the sentinel's crash thread
+    with pytest.raises(redis.sentinel.MasterNotFoundError):
+        sentinel.sentinel_client().discover_master("mymaster")
+
+
+def test_sentinel_set_changes_what_master_shows(sentinel):
+    assert raw(sentinel.server, "SENTINEL", "SET", "mymaster", "quorum", "3", "failover-timeout", "1000") == b"OK"
+    master = raw(sentinel.server, "SENTINEL", "MASTER", "mymaster", protocol=3)
+    assert (master[b"quorum"], master[b"failover-timeout"]) == (b"3", b"1000")
+    assert err(raw(sentinel.server, "SENTINEL", "CKQUORUM", "mymaster")).startswith("NOQUORUM 1 usable Sentinels.")
+    assert err(raw(sentinel.server, "SENTINEL", "SET", "mymaster", "auth-pass", "x")).startswith("ERR fake-redis-")
+    assert err(raw(sentinel.server, "SENTINEL", "REMOVE", "mymaster")).startswith("ERR fake-redis-streams: ")

@@ -12,6 +12,7 @@ dataset, so they show the master's values."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Iterator, List
 
 import pytest
@@ -20,6 +21,7 @@ import redis.exceptions
 from redis.sentinel import Sentinel
 
 from fake_streams import FakeStreamsConnection
+from fake_streams.patching import PoolPatch
 from fake_streams.topology.sentinel import FakeSentinel
 from tests.conformance.oracles import protocol_kwargs, require_real
 
@@ -96,7 +98,42 @@ SENTINEL_REPLIES: List[tuple] = [
     ("PING",), ("ROLE",), ("GET", "k"), ("SET", "k", "v"), ("XADD", "s", "*", "a", "1"), ("SELECT", "0"),
     ("DBSIZE",), ("ECHO", "x"), ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"),
     ("INFO", "replication"), ("INFO", "keyspace"),
+    ("COMMAND", "COUNT"), ("COMMAND", "INFO", "get"), ("COMMAND", "INFO", "get", "xadd"), ("CLIENT", "SETNAME", "x"),
+    ("CLIENT", "NOPE"), ("ACL", "WHOAMI"),
+    ("PUBLISH", "ch", "m"), ("PING", "x"), ("PING", "a", "b"), ("ROLE", "x"),
+    ("SENTINEL", "MYID", "x"), ("SENTINEL", "CKQUORUM"), ("SENTINEL", "RESET", "*x"), ("SENTINEL", "RESET", "zz*"),
+    ("SENTINEL", "DEBUG"), ("SENTINEL", "DEBUG", "nope", "1"), ("SENTINEL", "DEBUG", "info-period", "x"),
+    ("SENTINEL", "DEBUG", "info-period", "0"), ("SENTINEL", "DEBUG", "info-period"),
+    ("SENTINEL", "CONFIG", "GET", "*"), ("SENTINEL", "CONFIG", "GET", "announce*"), ("SENTINEL", "CONFIG", "GET", "x"),
+    ("SENTINEL", "CONFIG", "FOO", "x"), ("SENTINEL", "CONFIG", "GET", "a", "b"),
+    ("SENTINEL", "CONFIG", "SET", "resolve-hostnames", "maybe"),
+    ("SENTINEL", "IS-MASTER-DOWN-BY-ADDR", "127.0.0.1", "1", "0", "*"),
+    ("SENTINEL", "IS-MASTER-DOWN-BY-ADDR", "127.0.0.1", "x", "0", "*"),
+    ("SENTINEL", "IS-MASTER-DOWN-BY-ADDR", "127.0.0.1", "1", "x", "*"), ("SENTINEL", "HELP"),
+    ("SENTINEL", "SET", "nope", "quorum", "2"), ("SENTINEL", "SET", MASTER, "quorum", "0"),
+    ("SENTINEL", "SET", MASTER, "quorum", "x"), ("SENTINEL", "SET", MASTER, "foo", "1"),
+    ("SENTINEL", "SET", MASTER, "quorum"), ("SENTINEL", "SET", MASTER, "down-after-milliseconds", "0"),
+    ("SENTINEL", "SET", MASTER, "failover-timeout", "-1"), ("SENTINEL", "SET", MASTER, "parallel-syncs", "x"),
+    ("SENTINEL", "REMOVE", "nope"), ("SENTINEL", "MONITOR", "x", "127.0.0.1", "1", "0"),
+    ("SENTINEL", "MONITOR", "x", "127.0.0.1", "1", "x"), ("SENTINEL", "MONITOR", MASTER, "127.0.0.1", "1", "1"),
+    ("SENTINEL", "MONITOR", "x", "nohost", "1", "1"), ("SENTINEL", "MONITOR", "x", "127.0.0.1", "x", "1"),
+    ("SENTINEL", "FLUSHCONFIG"), ("SENTINEL", "SIMULATE-FAILURE", "nope"), ("SENTINEL", "SIMULATE-FAILURE", "help"),
+    ("MULTI",), ("EXEC",),
 ]
+
+
+def test_sentinel_settings_change_and_come_back(pair: Pair) -> None:
+    """SENTINEL SET / DEBUG / CONFIG SET, what MASTER / CKQUORUM / DEBUG / CONFIG GET then show, and back."""
+    for argv in (("SENTINEL", "SET", MASTER, "quorum", "2", "down-after-milliseconds", "5000"),
+                 ("SENTINEL", "CKQUORUM", MASTER), ("SENTINEL", "MASTER", MASTER),
+                 ("SENTINEL", "SET", MASTER, "parallel-syncs", "3", "quorum", "x"), ("SENTINEL", "MASTER", MASTER),
+                 ("SENTINEL", "SET", MASTER, "quorum", "1", "down-after-milliseconds", "30000", "parallel-syncs", "1"),
+                 ("SENTINEL", "CKQUORUM", MASTER), ("SENTINEL", "MASTER", MASTER),
+                 ("SENTINEL", "DEBUG", "ping-period", "2000", "INFO-PERIOD", "5000"), ("SENTINEL", "DEBUG"),
+                 ("SENTINEL", "DEBUG", "ping-period", "1000", "info-period", "10000"), ("SENTINEL", "DEBUG"),
+                 ("SENTINEL", "CONFIG", "SET", "announce-hostnames", "YES"), ("SENTINEL", "CONFIG", "GET", "announce*"),
+                 ("SENTINEL", "CONFIG", "SET", "announce-hostnames", "no"), ("SENTINEL", "CONFIG", "GET", "*")):
+        pair.same(2, *argv)
 
 
 @pytest.mark.parametrize("argv", SENTINEL_REPLIES, ids=lambda a: " ".join(a)[:48])
@@ -268,6 +305,17 @@ def _client_path(sentinels: Any, failover: Any, settle: Any, replicated: Any) ->
     return seen
 
 
+@contextlib.contextmanager
+def _patched_fake(port: int, sentinel_port: int) -> Iterator[FakeSentinel]:
+    """A fake deployment (one replica, profile 7.0) that redis-py clients built inside the block reach."""
+    with FakeSentinel(MASTER, 1, port=port, sentinel_port=sentinel_port, version="7.0") as deployment:
+        patch = PoolPatch(deployment.network.replacement, deployment.network.replacement).install()
+        try:
+            yield deployment
+        finally:
+            patch.uninstall()
+
+
 def test_failover_as_a_sentinel_client_sees_it() -> None:
     deployment = _start_real()
     try:
@@ -281,15 +329,52 @@ def test_failover_as_a_sentinel_client_sees_it() -> None:
             lambda: deployment.wait_settled(replica_port), deployment.wait_replicated)
     finally:
         deployment.stop()
-    with FakeSentinel(MASTER, 1, port=16390, sentinel_port=36390, version="7.0") as fake_deployment:
-        from fake_streams.patching import PoolPatch
-
-        patch = PoolPatch(fake_deployment.network.replacement, fake_deployment.network.replacement).install()
-        try:
-            fake = _client_path(fake_deployment.sentinels, fake_deployment.failover, lambda: None, lambda: None)
-        finally:
-            patch.uninstall()
+    with _patched_fake(16390, 36390) as fake_deployment:
+        fake = _client_path(fake_deployment.sentinels, fake_deployment.failover, lambda: None, lambda: None)
     norm_real = normaliser(real_ids, real_ports)
     norm_fake = normaliser([fake_deployment.myid.encode()], [16390, 16391, 36390])
     real, fake = norm_real(real), norm_fake(fake)
     assert fake == real, f"\n real: {real!r}\n fake: {fake!r}"
+
+
+def _crash_path(sentinel_address: Any, down: Any) -> List[Any]:
+    """SIMULATE-FAILURE crash-after-election, then FAILOVER: the reply, the events a subscriber got, and what a
+    Sentinel client finds afterwards."""
+    control = redis.Redis(host=sentinel_address[0], port=sentinel_address[1], socket_timeout=5)
+    watcher = control.pubsub()
+    watcher.psubscribe("*")
+    assert watcher.get_message(timeout=5)["type"] == "psubscribe"  # real-time: bounded wait for the confirmation
+    seen: List[Any] = [control.execute_command("SENTINEL", "SIMULATE-FAILURE", "crash-after-election"),
+                       control.execute_command("SENTINEL", "FAILOVER", MASTER)]
+    events: List[Any] = []
+    try:
+        while (message := watcher.get_message(timeout=2)) is not None:  # real-time: until the sentinel is gone
+            events.append((message["channel"], message["data"]))
+    except redis.exceptions.ConnectionError:
+        events.append("hung up")
+    down()
+    seen.append(events)
+    app = Sentinel([sentinel_address], socket_timeout=2)
+    seen.append(_outcome(lambda: app.discover_master(MASTER)))
+    for client in (watcher, control, app):
+        client.close()
+    return seen
+
+
+def test_simulated_crash_after_election() -> None:
+    deployment = _start_real()
+    try:
+        assert deployment.sentinel is not None
+        proc = deployment.sentinel.proc
+        address = ("127.0.0.1", deployment.sentinel.port)
+        real = _crash_path(address, lambda: proc.wait(timeout=10))  # real-time: the sentinel process exits (99)
+        real_ports = deployment.ports
+        assert proc.returncode == 99
+    finally:
+        deployment.stop()
+    with _patched_fake(16392, 36392) as fake_deployment:
+        fake = _crash_path(("127.0.0.1", 36392), lambda: None)
+        fake_id = fake_deployment.myid.encode()
+    real = normaliser([], real_ports)(real)
+    fake = normaliser([fake_id], [16392, 16393, 36392])(fake)
+    assert real == fake, f"\n real: {real!r}\n fake: {fake!r}"
