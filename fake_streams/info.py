@@ -473,7 +473,7 @@ class InfoRenderer:
             return getattr(self, "_gen_" + section)(stats, snap)
         values = getattr(self, "_val_" + section)(stats, snap, now_ms)
         if section == "replication" and self.replication is not None:
-            return list(self.replication.info_fields(values["repl_backlog_size"]))
+            return list(self.replication.info_fields(values["repl_backlog_size"], self.profile))
         return [(name, values[name]) for name in field_names(self.profile.table_name, section)]
 
     # -- listed sections -----------------------------------------------------------------------

@@ -39,8 +39,9 @@ def hello(sock: Any, *args: bytes) -> Any:
         b"role": b"replica" if node is not None and node.is_replica else b"master",
         b"modules": [lua_module()] if "lua_module_listed" in profile.features else [],
     }
-    if server.sentinel is not None:  # a sentinel reports its mode and no role
+    if server.sentinel is not None:  # a sentinel reports its mode, no role and no modules
         reply[b"mode"] = b"sentinel"
+        reply[b"modules"] = []
         del reply[b"role"]
     return reply
 

@@ -58,11 +58,11 @@ def _sentinel(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tupl
         if len(typed) < 2:
             raise error(ReplyError("WRONG_ARITY", command="sentinel"), profile)
         sub = bytes(typed[1]).decode("utf-8", "replace").lower()
-        arity = sentinel_replies.ARITY.get(sub)
-        if arity is None:
+        fits = sentinel_replies.arity_ok(sub, len(typed), profile)
+        if fits is None:
             raise error(ReplyError("UNKNOWN_SUBCOMMAND", subcommand=bytes(typed[1])[:128], container=b"SENTINEL"),
                         profile)
-        if (len(typed) != arity) if arity > 0 else (len(typed) < -arity):
+        if not fits:
             raise error(ReplyError("WRONG_ARITY", command=f"sentinel|{sub}"), profile)
     return functools.partial(sentinel_command, sock), _SENTINEL
 

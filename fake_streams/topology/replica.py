@@ -117,9 +117,12 @@ class ReplicaNode:
         master = self.master
         return [b"slave", master.host.encode(), master.port, b"connected", offset]
 
-    def info_fields(self, backlog_size: int) -> List[Tuple[str, Any]]:
-        """``INFO replication`` of this node as Redis 7.0 prints it (a master with its replicas, or a replica of
-        its master, the link up)."""
+    def info_fields(self, backlog_size: int, profile: Any) -> List[Tuple[str, Any]]:
+        """``INFO replication`` of this node as ``profile``'s server prints it (a master with its replicas, or a
+        replica of its master, the link up): Redis 7.0's fields, and Valkey's ``replicas_waiting_psync``, the
+        replica type of each ``slaveN`` line and (9.1) the replica's ``replicas_repl_buffer_*``."""
+        valkey = profile.server == "valkey"
+        waiting = [("replicas_waiting_psync", 0)] if valkey else []
         offset = self.group.offset
         backlog = [("master_failover_state", "no-failover"), ("master_replid", self.group.replid),
                    ("master_replid2", self.group.replid2), ("master_repl_offset", offset),
@@ -129,14 +132,18 @@ class ReplicaNode:
         if not self.is_replica:
             replicas = self.group.replicas
             lines: List[Tuple[str, Any]] = [("role", "master"), ("connected_slaves", len(replicas))]
-            lines += [(f"slave{i}", f"ip={r.host},port={r.port},state=online,offset={offset},lag=0")
+            kind = ",type=replica" if valkey else ""
+            lines += [(f"slave{i}", f"ip={r.host},port={r.port},state=online,offset={offset},lag=0{kind}")
                       for i, r in enumerate(replicas)]
-            return lines + backlog
+            return lines + waiting + backlog
         master = self.master
-        return [("role", "slave"), ("master_host", master.host), ("master_port", master.port),
-                ("master_link_status", "up"), ("master_last_io_seconds_ago", 1), ("master_sync_in_progress", 0),
-                ("slave_read_repl_offset", offset), ("slave_repl_offset", offset), ("slave_priority", self.priority),
-                ("slave_read_only", 1), ("replica_announced", 1), ("connected_slaves", 0)] + backlog
+        buffers = [("replicas_repl_buffer_size", 0), ("replicas_repl_buffer_peak", 0)] \
+            if valkey and not profile.spec_key.startswith("V8") else []  # (Valkey 9)
+        return ([("role", "slave"), ("master_host", master.host), ("master_port", master.port),
+                 ("master_link_status", "up"), ("master_last_io_seconds_ago", 1), ("master_sync_in_progress", 0),
+                 ("slave_read_repl_offset", offset), ("slave_repl_offset", offset)] + buffers
+                + [("slave_priority", self.priority), ("slave_read_only", 1), ("replica_announced", 1),
+                   ("connected_slaves", 0)] + waiting + backlog)
 
     def __repr__(self) -> str:
         return f"ReplicaNode({self.address}, {'replica' if self.is_replica else 'master'})"

@@ -69,8 +69,6 @@ class FakeSentinel:
         self.lock = threading.RLock()
         self.master_name = master_name
         self.quorum = quorum
-        #: what SENTINEL SET / DEBUG / CONFIG SET / SIMULATE-FAILURE changed
-        self.settings = sentinel_config.SentinelSettings()
         self.config_epoch = 0
         self.failovers = 0
         #: a SIMULATE-FAILURE crash stopped a failover: the sentinel has exited
@@ -90,6 +88,8 @@ class FakeSentinel:
         self.server.address = f"{host}:{sentinel_port}"
         self.server.fast_path = False  # every command passes the sentinel's command table
         self.server.sentinel = self
+        #: what SENTINEL SET / DEBUG / CONFIG SET / SIMULATE-FAILURE changed
+        self.settings = sentinel_config.SentinelSettings(valkey=self.server.profile.server == "valkey")
         self.host = host
         self.port = sentinel_port
         self.myid = hashlib.sha1(f"fake-sentinel-{next(_IDS)}-{id(self)}".encode()).hexdigest()
@@ -140,8 +140,10 @@ class FakeSentinel:
         blocks = [render([s.encode() for s in base])] if base else []
         if every or "sentinel" in names:
             master = self.group.master
-            lines = ["# Sentinel", "sentinel_masters:1", "sentinel_tilt:0", "sentinel_tilt_since_seconds:-1",
-                     "sentinel_running_scripts:0", "sentinel_scripts_queue_length:0",
+            lines = ["# Sentinel", "sentinel_masters:1", "sentinel_tilt:0", "sentinel_tilt_since_seconds:-1"]
+            if self.server.profile.server == "valkey":
+                lines.append("sentinel_total_tilt:0")
+            lines += ["sentinel_running_scripts:0", "sentinel_scripts_queue_length:0",
                      f"sentinel_simulate_failure_flags:{self.settings.simulate_failure}",
                      f"master0:name={self.master_name},status=ok,address={master.address},"
                      f"slaves={len(self.group.replicas)},sentinels=1"]

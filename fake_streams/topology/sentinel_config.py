@@ -71,18 +71,58 @@ HELP = [
     "HELP", "    Prints this help.",
 ]
 
+#: SENTINEL HELP, Valkey 9.1.2 (the "primary" words, FAILOVER … COORDINATED, CONFIG of several parameters)
+VALKEY_HELP = [
+    "SENTINEL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CKQUORUM <primary-name>",
+    "    Check if the current Sentinel configuration is able to reach the quorum",
+    "    needed to failover a primary and the majority needed to authorize the",
+    "    failover.",
+    "CONFIG SET param value [param value ...]", "    Set a global Sentinel configuration parameter.",
+    "CONFIG GET <param> [param param param ...]", "    Get global Sentinel configuration parameter.",
+    "DEBUG [<param> <value> ...]",
+    "    Show a list of configurable time parameters and their values (milliseconds).",
+    "    Or update current configurable parameters values (one or more).",
+    "GET-PRIMARY-ADDR-BY-NAME <primary-name>", "    Return the ip and port number of the primary with that name.",
+    "FAILOVER <primary-name> [COORDINATED]",
+    "    Manually failover a primary node without asking for agreement from other", "    Sentinels",
+    "FLUSHCONFIG",
+    "    Force Sentinel to rewrite its configuration on disk, including the current", "    Sentinel state.",
+    "INFO-CACHE <primary-name>", "    Return last cached INFO output from primaries and all its replicas.",
+    "IS-PRIMARY-DOWN-BY-ADDR <ip> <port> <current-epoch> <runid>",
+    "    Check if the primary specified by ip:port is down from current Sentinel's", "    point of view.",
+    "PRIMARY <primary-name>", "    Show the state and info of the specified primary.",
+    "PRIMARIES", "    Show a list of monitored primaries and their state.",
+    "MONITOR <name> <ip> <port> <quorum>",
+    "    Start monitoring a new primary with the specified name, ip, port and quorum.",
+    "MYID", "    Return the ID of the Sentinel instance.",
+    "PENDING-SCRIPTS", "    Get pending scripts information.",
+    "REMOVE <primary-name>", "    Remove primary from Sentinel's monitor list.",
+    "REPLICAS <primary-name>", "    Show a list of replicas for this primary and their states.",
+    "RESET <pattern>", "    Reset primaries for specific primary name matching this pattern.",
+    "SENTINELS <primary-name>", "    Show a list of Sentinel instances for this primary and their state.",
+    "SET <primary-name> <option> <value> [<option> <value> ...]",
+    "    Set configuration parameters for certain primaries.",
+    "SIMULATE-FAILURE [CRASH-AFTER-ELECTION] [CRASH-AFTER-PROMOTION] [HELP]", "    Simulate a Sentinel crash.",
+    "HELP", "    Print this help.",
+]
+#: Valkey's sentinel CONFIG has a log level too
+VALKEY_CONFIG_DEFAULTS = CONFIG_DEFAULTS + (("loglevel", "notice"),)
+_LOG_LEVELS = ("debug", "verbose", "notice", "warning", "nothing")
+
 NOT_INTEGER = "ERR value is not an integer or out of range"
 
 
 class SentinelSettings:
     """What a sentinel was configured with (besides the quorum, kept by the sentinel itself)."""
 
-    def __init__(self) -> None:
+    def __init__(self, valkey: bool = False) -> None:
+        self.valkey = valkey
         self.down_after_ms = 30000
         self.failover_timeout_ms = 180000
         self.parallel_syncs = 1
         self.debug: Dict[str, int] = dict(DEBUG_DEFAULTS)
-        self.config: Dict[str, str] = dict(CONFIG_DEFAULTS)
+        self.config: Dict[str, str] = dict(VALKEY_CONFIG_DEFAULTS if valkey else CONFIG_DEFAULTS)
         #: SIMULATE-FAILURE's flags (INFO ``sentinel_simulate_failure_flags``)
         self.simulate_failure = 0
 
@@ -155,28 +195,45 @@ def debug_command(sentinel: Any, args: Sequence[bytes]) -> Any:
 
 
 def config_command(sentinel: Any, args: Sequence[bytes]) -> Any:
-    """``SENTINEL CONFIG GET <pattern>`` / ``SET <option> <value>``."""
+    """``SENTINEL CONFIG GET <pattern>`` / ``SET <option> <value>`` (Valkey: several patterns / pairs)."""
     settings = sentinel.settings
     verb = _text(args[0]).lower() if args else ""
-    if verb == "get" and len(args) == 2:
-        pattern = _text(args[1]).lower()
-        return {k.encode(): v.encode() for k, v in settings.config.items() if fnmatch.fnmatchcase(k, pattern)}
-    if verb == "set" and len(args) == 3:
-        option, value = _text(args[1]), _text(args[2])
-        name = option.lower()
-        if name not in settings.config:
-            raise _error(f"ERR fake-redis-streams: SENTINEL CONFIG SET {option} is not emulated")
-        if name in _YES_NO:
-            if value.lower() not in ("yes", "no"):
-                raise _error(f"ERR Invalid value '{value}' to SENTINEL CONFIG SET '{option}'")
-            value = value.lower()
-        elif name == "announce-port":
-            port = _int(args[2])
-            if port is None or not 0 <= port <= 65535:
-                raise _error(f"ERR Invalid value '{value}' to SENTINEL CONFIG SET '{option}'")
-        settings.config[name] = value
+    many = settings.valkey
+    if verb == "get" and (len(args) == 2 or (many and len(args) > 2)):
+        out: Dict[bytes, bytes] = {}
+        for pattern in (_text(a).lower() for a in args[1:]):  # each pattern's matches in table order, once each
+            for k, v in settings.config.items():
+                if fnmatch.fnmatchcase(k, pattern):
+                    out.setdefault(k.encode(), v.encode())
+        return out
+    if verb == "set" and (len(args) == 3 or (many and len(args) > 3 and len(args) % 2 == 1)):
+        for option_raw, value_raw in zip(args[1::2], args[2::2]):
+            _config_set(settings, _text(option_raw), _text(value_raw))
         return OK
+    if many:
+        raise _error("ERR Only SENTINEL CONFIG GET <param> [<param> <param> ...] / SET <param> <value> "
+                     "[<param> <value> ...] are supported.")
     raise _error("ERR Only SENTINEL CONFIG GET <option> / SET <option> <value> are supported.")
+
+
+def _config_set(settings: SentinelSettings, option: str, value: str) -> None:
+    name = option.lower()
+    if name not in settings.config:
+        raise _error(f"ERR Invalid argument '{option}' to SENTINEL CONFIG SET")
+    invalid = _error(f"ERR Invalid value '{value}' to SENTINEL CONFIG SET '{option}'")
+    if name in _YES_NO:
+        if value.lower() not in ("yes", "no"):
+            raise invalid
+        value = value.lower()
+    elif name == "loglevel":
+        if value.lower() not in _LOG_LEVELS:
+            raise invalid
+        value = value.lower()
+    elif name == "announce-port":
+        port = _int(value.encode())
+        if port is None or not 0 <= port <= 65535:
+            raise invalid
+    settings.config[name] = value
 
 
 def simulate_failure(sentinel: Any, args: Sequence[bytes]) -> Any:
@@ -229,6 +286,6 @@ def is_master_down(sentinel: Any, args: Sequence[bytes]) -> List[Any]:
     return [0, b"*", 0]
 
 
-__all__ = ["CONFIG_DEFAULTS", "CRASH_AFTER_ELECTION", "CRASH_AFTER_PROMOTION", "DEBUG_DEFAULTS", "HELP",
+__all__ = ["CONFIG_DEFAULTS", "VALKEY_CONFIG_DEFAULTS", "VALKEY_HELP", "CRASH_AFTER_ELECTION", "CRASH_AFTER_PROMOTION", "DEBUG_DEFAULTS", "HELP",
            "SentinelSettings", "config_command", "debug_command", "is_master_down", "monitor_checks", "set_command",
            "simulate_failure"]

