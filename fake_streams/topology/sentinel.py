@@ -199,7 +199,7 @@ class FakeSentinel:
             if self.settings.simulate_failure & sentinel_config.CRASH_AFTER_ELECTION:  # elected, then it exits
                 self.config_epoch += 1
                 self.crashed = True
-                # the events of the vote and the election are published in the tick that crashes: never sent
+                # only what SENTINEL FAILOVER itself published went out: the rest is in the tick that crashes
                 return old, sentinel_replies.failover_events(self, old, new, [])[:2]
             others = [node for node in self.group.replicas if node is not new]
             self.group.promote(new)

@@ -191,12 +191,16 @@ def _replica_event(node: Any, name: str, master: Any) -> str:
 def failover_events(sentinel: Any, old: Any, new: Any, others: Sequence[Any]) -> List[Tuple[bytes, bytes]]:
     """What a sentinel publishes (``sentinelEvent``, channel = event type) during a failover of ``old`` to ``new``
     (``others``: the other replicas, reconfigured to follow ``new``), in the order a forced failover publishes
-    them, up to the old master's reconfiguration, which the fake does at once (``+convert-to-slave``)."""
+    them, up to the old master's reconfiguration, which the fake does at once (``+convert-to-slave``). Valkey
+    publishes ``-sdown`` for the master after ``+try-failover``."""
     name = sentinel.master_name
     during = _master_event(name, old)
     promoted = _replica_event(new, name, old)
     epoch = str(sentinel.config_epoch)
-    events = [("+new-epoch", epoch), ("+try-failover", during), ("+vote-for-leader", f"{sentinel.myid} {epoch}"),
+    events = [("+new-epoch", epoch), ("+try-failover", during)]
+    if sentinel.server.profile.server == "valkey":  # Valkey's forced failover clears the master's SDOWN state
+        events.append(("-sdown", during))
+    events += [("+vote-for-leader", f"{sentinel.myid} {epoch}"),
               ("+elected-leader", during), ("+failover-state-select-slave", during), ("+selected-slave", promoted),
               ("+failover-state-send-slaveof-noone", promoted), ("+failover-state-wait-promotion", promoted),
               ("-role-change", promoted + " new reported role is master"), ("+promoted-slave", promoted),

@@ -330,9 +330,10 @@ def _client_path(sentinels: Any, failover: Any, settle: Any, replicated: Any) ->
 
 
 @contextlib.contextmanager
-def _patched_fake(port: int, sentinel_port: int) -> Iterator[FakeSentinel]:
-    """A fake deployment (one replica, profile 7.0) that redis-py clients built inside the block reach."""
-    with FakeSentinel(MASTER, 1, port=port, sentinel_port=sentinel_port, version="7.0") as deployment:
+def _patched_fake(port: int, sentinel_port: int, kind: str) -> Iterator[FakeSentinel]:
+    """A fake deployment (one replica, the profile of ``kind``) that redis-py clients built inside the block
+    reach."""
+    with FakeSentinel(MASTER, 1, port=port, sentinel_port=sentinel_port, version=KINDS[kind]) as deployment:
         patch = PoolPatch(deployment.network.replacement, deployment.network.replacement).install()
         try:
             yield deployment
@@ -340,8 +341,9 @@ def _patched_fake(port: int, sentinel_port: int) -> Iterator[FakeSentinel]:
             patch.uninstall()
 
 
-def test_failover_as_a_sentinel_client_sees_it() -> None:
-    deployment = _start_real()
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_failover_as_a_sentinel_client_sees_it(kind: str) -> None:
+    deployment = _start_real(kind)
     try:
         assert deployment.sentinel is not None
         real_sentinels = [("127.0.0.1", deployment.sentinel.port)]
@@ -353,7 +355,7 @@ def test_failover_as_a_sentinel_client_sees_it() -> None:
             lambda: deployment.wait_settled(replica_port), deployment.wait_replicated)
     finally:
         deployment.stop()
-    with _patched_fake(16390, 36390) as fake_deployment:
+    with _patched_fake(16390, 36390, kind) as fake_deployment:
         fake = _client_path(fake_deployment.sentinels, fake_deployment.failover, lambda: None, lambda: None)
     norm_real = normaliser(real_ids, real_ports)
     norm_fake = normaliser([fake_deployment.myid.encode()], [16390, 16391, 36390])
@@ -385,8 +387,9 @@ def _crash_path(sentinel_address: Any, down: Any) -> List[Any]:
     return seen
 
 
-def test_simulated_crash_after_election() -> None:
-    deployment = _start_real()
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_simulated_crash_after_election(kind: str) -> None:
+    deployment = _start_real(kind)
     try:
         assert deployment.sentinel is not None
         proc = deployment.sentinel.proc
@@ -396,7 +399,7 @@ def test_simulated_crash_after_election() -> None:
         assert proc.returncode == 99
     finally:
         deployment.stop()
-    with _patched_fake(16392, 36392) as fake_deployment:
+    with _patched_fake(16392, 36392, kind) as fake_deployment:
         fake = _crash_path(("127.0.0.1", 36392), lambda: None)
         fake_id = fake_deployment.myid.encode()
     real = normaliser([], real_ports)(real)
