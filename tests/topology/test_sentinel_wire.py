@@ -19,17 +19,17 @@ from fake_streams.topology.serving import serve_sentinel
 from .real_cluster import wire_tree
 from .real_sentinel import MASTER, RealSentinel, normaliser
 from .test_cluster_wire import _wire
-from .test_sentinel_oracle import _start_real
+from .test_sentinel_oracle import KINDS, _start_real
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
 
 
-@pytest.fixture(scope="module")
-def pair() -> Iterator[Any]:
-    real: RealSentinel = _start_real()
+@pytest.fixture(scope="module", params=sorted(KINDS))
+def pair(request: Any) -> Iterator[Any]:
+    real: RealSentinel = _start_real(request.param)
     real.master.command("XADD", "jobs", "1-1", "n", "1")
     real.wait_replicated()
-    fake = serve_sentinel(MASTER, 1, version="7.0")
+    fake = serve_sentinel(MASTER, 1, version=KINDS[request.param])
     fake.sentinel.master.server.client().xadd("jobs", {"n": "1"}, id="1-1")
     try:
         yield real, fake
