@@ -152,8 +152,8 @@ class FakeSentinel:
 
     # ------------------------------------------------------------------------------ failover
     def failover(self, to: ReplicaNode | int | str | None = None) -> ReplicaNode:
-        """A failover, done at once: ``to`` (a replica's node, index in :attr:`nodes` or ``host:port``; default the
-        replica with the lowest ``priority``, then the first) becomes the master, the others its replicas; the
+        """A failover, done at once: ``to`` (a replica's node, index in :attr:`nodes` or ``host:port``; default
+        :meth:`best_replica`) becomes the master, the others its replicas; the
         config epoch grows; the clients of the old and the new master are disconnected; the sentinel publishes the
         failover's events (``+switch-master`` …, :func:`~.sentinel_replies.failover_events`). Returns the new
         master."""
@@ -186,13 +186,19 @@ class FakeSentinel:
         else:
             go_down()
 
+    def best_replica(self) -> Optional[ReplicaNode]:
+        """The replica a failover promotes (sentinelSelectSlave): priority 0 never; the lowest priority, then (the
+        replication offsets being equal here) the smallest run id."""
+        candidates = [node for node in self.group.replicas if node.priority > 0]
+        return min(candidates, key=lambda node: (node.priority, node.server._info.run_id), default=None)
+
     def switch(self, to: ReplicaNode | int | str | None = None) -> Tuple[ReplicaNode, List[Tuple[bytes, bytes]]]:
         """:meth:`failover` without publishing: the new master and the events to publish, in order."""
         with self.lock:
             if to is None:
-                if not self.group.replicas:
-                    raise ValueError("no replica to promote")
-                new = min(self.group.replicas, key=lambda node: node.priority)
+                new = self.best_replica()
+                if new is None:
+                    raise ValueError("no replica to promote (none, or every one has priority 0)")
             else:
                 new = self.group.node(to)
             old = self.group.master

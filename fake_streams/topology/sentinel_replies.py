@@ -171,7 +171,7 @@ def sentinel_command(sentinel: Any, sub: str, args: Sequence[bytes], now_ms: int
             return ckquorum(sentinel)
         if len(args) > 1 and (len(args) > 2 or bytes(args[1]).lower() != b"coordinated"):
             raise SentinelError("ERR Unknown failover option specified")  # (Valkey; instant, as coordinated is)
-        if not sentinel.group.replicas:
+        if sentinel.best_replica() is None:
             raise SentinelError("NOGOODSLAVE No suitable replica to promote")
         publish(sentinel.switch()[1])
         sentinel.crash_if_simulated(in_command=True)

@@ -328,3 +328,15 @@ def test_sentinel_set_changes_what_master_shows(sentinel):
     assert err(raw(sentinel.server, "SENTINEL", "CKQUORUM", "mymaster")).startswith("NOQUORUM 1 usable Sentinels.")
     assert err(raw(sentinel.server, "SENTINEL", "SET", "mymaster", "auth-pass", "x")).startswith("ERR fake-redis-")
     assert err(raw(sentinel.server, "SENTINEL", "REMOVE", "mymaster")).startswith("ERR fake-redis-streams: ")
+
+
+def test_failover_picks_by_priority_and_never_a_priority_0_replica(sentinel):
+    first, second = sentinel.replicas
+    first.priority = 0
+    assert sentinel.best_replica() is second
+    second.priority = 0
+    assert err(raw(sentinel.server, "SENTINEL", "FAILOVER", "mymaster")) == "NOGOODSLAVE No suitable replica to promote"
+    with pytest.raises(ValueError, match="no replica to promote"):
+        sentinel.failover()
+    assert sentinel.failover(first) is first  # the helper may still promote it by name
+    assert raw(sentinel.server, "SENTINEL", "REPLICAS", "mymaster", protocol=3)[1][b"slave-priority"] == b"0"
