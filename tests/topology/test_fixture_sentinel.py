@@ -25,13 +25,13 @@ def test_code_that_builds_a_sentinel_client(fake_redis_streams):
     deployment = fake_redis_streams.sentinel
     assert [n.port for n in deployment.nodes] == [6379, 6380, 6381]
     assert app.slave_for("mymaster").xlen("jobs") == 1
-    deployment.failover()
+    promoted = deployment.failover()
     fake_redis_streams.clock.advance(60_000)
     claimed = master.xautoclaim("jobs", "workers", "rescuer", min_idle_time=60_000)
     assert claimed[1] == [(b"1-1", {b"id": b"1"})]
     assert master.xack("jobs", "workers", "1-1") == 1
     fake_redis_streams.assert_all_acked()
-    assert app.discover_master("mymaster") == ("127.0.0.1", 6380)
+    assert app.discover_master("mymaster") == ("127.0.0.1", promoted.port)
     assert fake_redis_streams.client.xlen("jobs") == 1  # the handle's client is Sentinel-managed too
 
 
