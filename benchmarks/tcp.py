@@ -1,7 +1,8 @@
 """The TCP server against a real redis-server, side by side in one run (issue 15's targets).
 
 Starts ``python -m fake_streams serve`` (profile 7.0) and ``redis-server`` on free loopback ports and,
-alternating fake / real for ``--rounds`` rounds, measures:
+for ``--rounds`` rounds, each workload on the fake and on the real server back to back (the first of the two
+alternating from round to round), measures:
 
 * ``redis-benchmark -c 50`` requests/s: PING_INLINE, PING_MBULK, ``XADD s * f v``, and ``XADD … -P 16``;
 * the server process's CPU time per request during each redis-benchmark run (from ``/proc/PID/stat``):
@@ -10,8 +11,10 @@ alternating fake / real for ``--rounds`` rounds, measures:
   syscalls for both servers), so that what is left is the server's own (user) time;
 * the time of one XADD with a 16 MiB and a 64 MiB value (send to reply, one connection).
 
-Prints a Markdown table (median per cell, every sample, the fake/real ratio) and the load average before
-and after, since the machine may be shared. Bounded: every redis-benchmark run has ``-n`` requests and a
+Prints a Markdown table (median per cell, every sample, the fake/real ratio), the fake/real ratio of each
+round's requests/s (the two runs of a workload in a round are next to each other in time, so they saw
+about the same load) with its range, and the load average before, during (at each round's start) and after, since the
+machine may be shared. Bounded: every redis-benchmark run has ``-n`` requests and a
 timeout. ``python benchmarks/tcp.py [--rounds 3] [-n 50000] [--out FILE]``.
 """
 
@@ -48,6 +51,7 @@ def _start() -> Tuple[subprocess.Popen, int, subprocess.Popen, int]:
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     fake = subprocess.Popen([sys.executable, "-m", "fake_streams", "serve", "--port", "0", "--version", "7.0"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    assert fake.stdout is not None
     fake_port = int(fake.stdout.readline().strip().rsplit(":", 1)[1].split("/")[0])
     real_port = _free_port()
     real = subprocess.Popen(["redis-server", "--port", str(real_port), "--bind", "127.0.0.1", "--save", "",
@@ -124,15 +128,20 @@ def main() -> int:
     load_before = os.getloadavg()
     fake, fake_port, real, real_port = _start()
     samples: Dict[Tuple[str, str], List[float]] = {}
+    loads: List[float] = []
     try:
-        for _ in range(args.rounds):
-            for side, port, pid in (("fake", fake_port, fake.pid), ("real", real_port, real.pid)):
-                for name, bench_args, scale in WORKLOADS:
+        sides = [("fake", fake_port, fake.pid), ("real", real_port, real.pid)]
+        for round_no in range(args.rounds):
+            loads.append(os.getloadavg()[0])
+            order = sides if round_no % 2 == 0 else sides[::-1]  # who goes first alternates too
+            for name, bench_args, scale in WORKLOADS:  # each workload on both servers back to back
+                for side, port, pid in order:
                     rate, cpu_us, system_us = _benchmark(pid, port, bench_args, args.n * scale)
                     samples.setdefault((name, side), []).append(rate)
                     samples.setdefault((f"{name}: server CPU µs/request", side), []).append(cpu_us)
                     samples.setdefault((f"{name}: of which system", side), []).append(system_us)
-                for size in (16, 64):
+            for size in (16, 64):
+                for side, port, _ in order:
                     samples.setdefault((f"XADD {size} MiB (s)", side), []).append(_big_xadd(port, size << 20))
         lengths = {side: (_command(port, b"XLEN s"), _command(port, b"XLEN p"))
                    for side, port in (("fake", fake_port), ("real", real_port))}
@@ -143,7 +152,7 @@ def main() -> int:
         real.wait(10)
     load_after = os.getloadavg()
     lines = [f"load average before {load_before[0]:.2f} / after {load_after[0]:.2f} on {os.cpu_count()} CPUs; "
-             f"{args.rounds} rounds, fake and real alternating", "",
+             f"{args.rounds} rounds, each workload on fake and real back to back", "",
              "| workload | fake (median) | real (median) | fake / real | fake samples | real samples |",
              "|---|---|---|---|---|---|"]
     names = [name for name, _, _ in WORKLOADS]
@@ -157,6 +166,11 @@ def main() -> int:
         fmt = "{:.3f}" if "MiB" in name else "{:.1f}" if "CPU" in name or "system" in name else "{:.0f}"
         lines.append(f"| {name} | {fmt.format(f)} | {fmt.format(r)} | {ratio:.2f} | "
                      f"{', '.join(fmt.format(x) for x in fake_s)} | {', '.join(fmt.format(x) for x in real_s)} |")
+    lines += ["", "fake / real requests/s per round (the same round's two runs), and their range:", ""]
+    for name, _, _ in WORKLOADS:
+        pairs = [f / r for f, r in zip(samples[(name, "fake")], samples[(name, "real")]) if r]
+        lines.append(f"- {name}: {', '.join(f'{x:.2f}' for x in pairs)} (range {min(pairs):.2f}–{max(pairs):.2f})")
+    lines += ["", f"load average at each round's start: {', '.join(f'{x:.2f}' for x in loads)}"]
     expected = (args.rounds * args.n, args.rounds * args.n * 4)
     lines += ["", f"-c 50 without a drop: XLEN s / XLEN p after the runs = {lengths} (expected {expected} each)"]
     text = "\n".join(lines) + "\n"

@@ -519,12 +519,21 @@ def _rows(version: str) -> Dict[str, str]:
     return rows
 
 
+def _line(name: str) -> Tuple[int, ...]:
+    return tuple(int(part) for part in name.split("."))
+
+
 def table_version(profile_name: str, server: str) -> str:
-    """The table a profile uses: its own, else the newest of its server kind (Redis 8.x → 7.4's rows)."""
+    """The table a profile uses: its own, else the newest of its server kind not newer than it (Redis 8.0 … 8.4 →
+    7.4's rows, 8.8 / 8.10 → 8.6's)."""
     if profile_name in TABLES:
         return profile_name
     if server == "valkey":
         return "valkey-9.1" if not profile_name.startswith("valkey-8") else "valkey-8.0"
+    if profile_name[:1].isdigit():
+        older = [name for name in TABLES if name[:1].isdigit() and _line(name) <= _line(profile_name)]
+        if older:
+            return max(older, key=_line)
     return "7.4"
 
 

@@ -223,6 +223,12 @@ server-cpulist|server_cpulist|str|I||
 tls-client-key-file-pass||str|S||
 tls-key-file-pass||str|S||
 """, ('aof_rewrite_cpulist', 'bgsave_cpulist', 'bio_cpulist', 'server_cpulist')),
+    # Redis 8.6: the defaults of a new stream's IDMP-DURATION / IDMP-MAXSIZE (addendum §2.9; XCFGSET's ranges, a
+    # choice: docs/redis8-choices.md). The other 8.x additions to CONFIG are not emulated (7.4's rows).
+    "8.6": ('7.4', """\
+stream-idmp-duration||int||100|1..86400
+stream-idmp-maxsize||int||100|1..10000
+""", ()),
     "valkey-8.0": ('7.2', """\
 aof-rewrite-cpulist|aof_rewrite_cpulist|str|I||
 availability-zone||str|||

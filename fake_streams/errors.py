@@ -92,10 +92,25 @@ ERRORS: Dict[str, str] = {
     "XCFGSET_NO_PARAMETER": "ERR At least one parameter must be specified",
     "IDMP_DURATION_RANGE": "ERR IDMP-DURATION must be between 1 and 86400 seconds",
     "IDMP_MAXSIZE_RANGE": "ERR IDMP-MAXSIZE must be between 1 and 10000 entries",
+    # XIDMPRECORD (Redis 8.6.2; no text in the sources: docs/redis8-choices.md)
+    "XIDMPRECORD_NO_ENTRY": "ERR The stream ID does not exist in the stream",
+    "XIDMPRECORD_OTHER_ID": "ERR The IID is already recorded with a different stream ID",
     # XREADGROUP CLAIM (Redis 8.4; texts from the Tcl test globs, the rest by analogy: docs/redis8-choices.md)
     "XREAD_CLAIM_OPTION": "ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead.",
     "CLAIM_NOT_INTEGER": "ERR min-idle-time is not an integer",
     "CLAIM_NEGATIVE": "ERR min-idle-time must be a positive integer",
+    # XREAD / XREADGROUP MAXCOUNT / MAXSIZE (Redis 8.10; no text in the sources: docs/redis8-choices.md)
+    "MAXCOUNT_NOT_POSITIVE": "ERR MAXCOUNT must be a positive integer",
+    "MAXSIZE_NOT_POSITIVE": "ERR MAXSIZE must be a positive integer",
+    "MAXCOUNT_BELOW_COUNT": "ERR MAXCOUNT must be greater than or equal to COUNT",
+    # XNACK (Redis 8.8; exact texts from the Tcl tests, the parts their globs leave open chosen in
+    # docs/redis8-choices.md)
+    "XNACK_MODE": "ERR mode must be SILENT, FAIL, or FATAL",
+    "XNACK_UNKNOWN_OPTION": "ERR Unrecognized XNACK option '{option}'",
+    "XNACK_NO_IDS": "ERR syntax error, expected IDS keyword",
+    "XNACK_NUMIDS": "ERR numids must be a positive integer",
+    "XNACK_NUMIDS_MISMATCH": "ERR number of IDs doesn't match numids",
+    "XNACK_RETRYCOUNT_NEGATIVE": "ERR Invalid RETRYCOUNT value, must be >= 0",
     # blocking
     "BLOCKED_NOGROUP_R70": "NOGROUP the consumer group this client was blocked on no longer exists",
     "BLOCKED_KEY_GONE_R70": "UNBLOCKED the stream key no longer exists",

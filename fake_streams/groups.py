@@ -14,9 +14,16 @@ Structures and costs (n = PEL size, c = number of consumers, L = chunk size of :
 Each :class:`PendingEntry` keeps the entry's encoded ID (``id_bytes``, shared with the stream) so that
 XPENDING / XCLAIM JUSTID / XAUTOCLAIM replies need no encoding. Methods ending in ``_k`` take 128-bit keys.
 
-Invariants (``ConsumerGroup._check``): every group PEL entry is owned by exactly one consumer and sits
-in that consumer's PEL under the same ID; consumer PELs hold nothing else; the sum of consumer PEL
-sizes equals the group PEL size.
+Owner-less (NACKed) entries (Redis 8.8 XNACK; addendum streams-redis8.md §2.11, §2.12): every group has a
+stand-in owner, ``ConsumerGroup.nacked`` (a :class:`NackedOwner` named ``b""``, never in ``consumers``), whose PEL
+is the group's *NACK zone* (:class:`NackZone`): the owner-less entries by ID, plus their FIFO order (the order
+XREADGROUP … CLAIM serves them; a re-NACK moves an entry to the tail). Because the zone is an owner's PEL, every
+path that moves or removes a pending entry (XACK, XCLAIM, XAUTOCLAIM, a ``>`` redelivery, DELREF) keeps it right
+without knowing about NACKs. An owner-less entry has delivery time 0.
+
+Invariants (``ConsumerGroup._check``): every group PEL entry is owned by exactly one consumer or by the stand-in
+and sits in that owner's PEL under the same ID; those PELs hold nothing else; their sizes add up to the group
+PEL size; the zone's FIFO order holds exactly its keys.
 """
 
 from __future__ import annotations
@@ -70,8 +77,14 @@ class PendingEntry:
         return out
 
     def idle(self, now_ms: int) -> int:
-        """Milliseconds since the last delivery, never negative."""
+        """Milliseconds since the last delivery, never negative (an owner-less entry: ``now_ms``, its delivery time
+        being 0 — it satisfies every min-idle-time)."""
         return max(0, now_ms - self.delivery_time)
+
+    def reported_idle(self, now_ms: int) -> int:
+        """The idle time XPENDING and XREADGROUP … CLAIM report: ``-1`` for an owner-less (NACKed) entry (Redis 8.8:
+        its delivery time is 0), else :meth:`idle`."""
+        return -1 if self.consumer.nacked else max(0, now_ms - self.delivery_time)
 
     def redeliver(self, now_ms: int) -> None:
         """A history read returned the entry again (spec §2.10): it counts as one more delivery. O(1)."""
@@ -89,6 +102,8 @@ class Consumer:
     """``streamConsumer``: a named reader inside a group, with its own view of the group PEL."""
 
     __slots__ = ("name", "seen_time", "active_time", "pel")
+    #: True only for a group's stand-in owner of its NACKed entries (:class:`NackedOwner`)
+    nacked = False
 
     def __init__(self, name: bytes, now_ms: int) -> None:
         self.name = name
@@ -100,6 +115,58 @@ class Consumer:
         return f"Consumer(name={self.name!r}, pending={len(self.pel)}, seen_time={self.seen_time}, active_time={self.active_time})"
 
 
+class NackZone(IdMap[PendingEntry]):
+    """A group's owner-less entries (the PEL of its :class:`NackedOwner`): an :class:`IdMap` by ID that also keeps
+    ``order``, the keys in the order they were NACKed (FIFO; :meth:`ConsumerGroup.nack_k` moves a re-NACKed key
+    to the tail). Every add and remove of the map updates ``order``: O(1) more per key."""
+
+    __slots__ = ("order",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.order: Dict[int, PendingEntry] = {}
+
+    def append_k(self, k: int, value: PendingEntry) -> None:
+        super().append_k(k, value)
+        self.order[k] = value
+
+    def set_k(self, k: int, value: PendingEntry) -> None:
+        super().set_k(k, value)
+        self.order[k] = value
+
+    def extend_k(self, keys: List[int], values: List[PendingEntry]) -> None:
+        super().extend_k(keys, values)
+        self.order.update(zip(keys, values))
+
+    def pop_k(self, k: int) -> Optional[PendingEntry]:
+        value = super().pop_k(k)
+        self.order.pop(k, None)
+        return value
+
+    def pop_sorted(self, keys: List[int]) -> Tuple[List[int], List[PendingEntry]]:
+        removed, values = super().pop_sorted(keys)
+        order = self.order
+        for k in removed:
+            order.pop(k, None)
+        return removed, values
+
+    def fifo(self) -> List[Tuple[int, PendingEntry]]:
+        """``(key, entry)`` in NACK order, oldest NACK first. O(z)."""
+        return list(self.order.items())
+
+
+class NackedOwner(Consumer):
+    """The stand-in owner of a group's NACKed entries: name ``b""`` (what XPENDING and XINFO show as their
+    consumer), never a member of ``ConsumerGroup.consumers``, its PEL a :class:`NackZone`."""
+
+    __slots__ = ()
+    nacked = True
+
+    def __init__(self) -> None:
+        super().__init__(b"", NEVER_ACTIVE)
+        self.pel = NackZone()
+
+
 class ConsumerGroup:
     """``streamCG``: delivery cursor, pending entries and consumers of one group.
 
@@ -107,7 +174,7 @@ class ConsumerGroup:
     what a consumer just read gets their keys from :meth:`delivered_keys` instead of parsing them.
     """
 
-    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers", "_recent", "_recent_size")
+    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers", "nacked", "_recent", "_recent_size")
 
     def __init__(self, name: bytes, last_id: StreamID, entries_read: int = INVALID_ENTRIES_READ) -> None:
         self.name = name
@@ -115,6 +182,7 @@ class ConsumerGroup:
         self.entries_read = entries_read  # INVALID_ENTRIES_READ = unknown
         self.pel: IdMap[PendingEntry] = IdMap()
         self.consumers: SortedDict[bytes, Consumer] = SortedDict()
+        self.nacked = NackedOwner()  # owner of the NACKed entries (Redis 8.8); its PEL is the NACK zone
         # recent deliveries: first wire ID → (the wire IDs, their keys); _recent_size counts the IDs
         self._recent: Dict[bytes, Tuple[List[bytes], List[int]]] = {}
         self._recent_size = 0
@@ -309,12 +377,42 @@ class ConsumerGroup:
         nack.consumer.pel.pop_k(k)
         return True
 
+    # ------------------------------------------------------------ NACK zone
+    @property
+    def nack_zone(self) -> NackZone:
+        """The owner-less entries (Redis 8.8): the stand-in owner's PEL. ``len()`` is XINFO's ``nacked-count``."""
+        zone = self.nacked.pel
+        assert isinstance(zone, NackZone)
+        return zone
+
+    def nack_k(self, k: int, nack: PendingEntry) -> None:
+        """XNACK of the pending entry at key ``k``: owner-less (out of its owner's PEL), delivery time 0, at the tail of
+        the NACK zone (also when it was NACKed already). The caller sets the delivery count. O(log n + L)."""
+        zone = self.nack_zone
+        if nack.consumer is self.nacked:
+            zone.order.pop(k, None)
+            zone.order[k] = nack
+        else:
+            nack.consumer.pel.pop_k(k)
+            nack.consumer = self.nacked
+            zone.set_k(k, nack)
+        nack.delivery_time = 0
+
+    def nack_new_k(self, k: int, id_bytes: bytes, delivery_count: int) -> PendingEntry:
+        """XNACK … FORCE of an ID not pending: a new owner-less entry (delivery time 0) at the tail of the NACK zone.
+        O(log n + L)."""
+        nack = PendingEntry(0, delivery_count, self.nacked, id_bytes)
+        self.pel.set_k(k, nack)
+        self.nack_zone.set_k(k, nack)
+        return nack
+
     # --------------------------------------------------------------- checks
     def _check(self) -> None:
         """Assert the ownership invariants. O(n + c)."""
         self.pel._check()
         owned = 0
-        for name, consumer in self.consumers.items():
+        owners = [(name, c) for name, c in self.consumers.items()] + [(b"", self.nacked)]
+        for name, consumer in owners:
             consumer.pel._check()
             assert consumer.name == name
             for sid, nack in consumer.pel.items():
@@ -322,14 +420,19 @@ class ConsumerGroup:
                 assert nack.consumer is consumer, (name, sid)
             owned += len(consumer.pel)
         assert owned == len(self.pel), (owned, len(self.pel))
+        zone = self.nack_zone
+        assert set(zone.order) == set(zone.iter_keys()), "NACK order out of step"
         for sid, nack in self.pel.items():
             assert nack.id_bytes == sid.encode(), (sid, nack.id_bytes)
-            assert self.consumers.get(nack.consumer.name) is nack.consumer, sid
+            if nack.consumer.nacked:
+                assert nack.consumer is self.nacked, sid
+            else:
+                assert self.consumers.get(nack.consumer.name) is nack.consumer, sid
 
     def __repr__(self) -> str:
         return (
             f"ConsumerGroup(name={self.name!r}, last_id={self.last_id}, entries_read={self.entries_read}, "
-            f"pending={len(self.pel)}, consumers={len(self.consumers)})"
+            f"pending={len(self.pel)}, nacked={len(self.nacked.pel)}, consumers={len(self.consumers)})"
         )
 
 

@@ -2,9 +2,12 @@
 addendum streams-redis8.md §2.6–2.8).
 
 Each stream may carry an :class:`IdmpState`: per producer ID the recent idempotent IDs, oldest first, each
-with the entry ID it added and when. An iid is forgotten ``duration_s`` seconds after it was added, or when
-its producer already holds ``maxsize`` iids (the oldest goes first). Expiry is lazy, on the server clock:
-every use first drops what has expired. ``IDMPAUTO`` derives the iid from the entry's field/value pairs in
+with the entry ID it added. An iid is forgotten ``duration_s`` seconds after its entry ID's time (the server keeps
+no other time per iid: stream.h's ``idmpEntry`` holds the ID and the iid; an XADD ``*`` ID is the clock's ms), or
+when its producer already holds ``maxsize`` iids (the oldest goes first). Expiry is lazy, on the server clock:
+every use first drops what has expired. Streams made on Redis 8.6+ profiles get their state at creation, with the
+``stream-idmp-duration`` / ``stream-idmp-maxsize`` CONFIG values of that moment (``Backend.new_stream``); DUMP /
+RESTORE carry it (:mod:`fake_streams.rdb.streams`, RDB_TYPE_STREAM_LISTPACKS_4); XIDMPRECORD adds one pair. ``IDMPAUTO`` derives the iid from the entry's field/value pairs in
 order (the server's hash is not documented: any digest that gives the same iid for the same content
 answers the same; docs/redis8-choices.md).
 """
@@ -42,7 +45,7 @@ class IdmpState:
     def __init__(self, duration_s: int = DEFAULT_DURATION_S, maxsize: int = DEFAULT_MAXSIZE) -> None:
         self.duration_s = duration_s
         self.maxsize = maxsize
-        #: pid -> iid -> (entry ID wire form, added at ms), oldest first
+        #: pid -> iid -> (entry ID wire form, its ms: the iid's age counts from it), oldest first
         self.producers: Dict[bytes, OrderedDict[bytes, Tuple[bytes, int]]] = {}
         self.iids_added = 0
         self.iids_duplicates = 0
@@ -67,13 +70,17 @@ class IdmpState:
         found = None if iids is None else iids.get(iid)
         return None if found is None else found[0]
 
-    def record(self, pid: bytes, iid: bytes, entry_id: bytes, now_ms: int) -> None:
-        """Track ``(pid, iid)`` → ``entry_id``; evicts the producer's oldest iid when it holds ``maxsize``. O(1)."""
+    def record(self, pid: bytes, iid: bytes, entry_id: bytes, counted: bool = True) -> None:
+        """Track ``(pid, iid)`` → ``entry_id`` (wire form ``ms-seq``) as the producer's newest iid; evicts its oldest
+        when it holds ``maxsize``. ``counted``: an XADD that added an entry (``iids-added`` + 1), not a restored
+        pair (XIDMPRECORD, RESTORE). O(1)."""
         iids = self.producers.setdefault(pid, OrderedDict())
+        iids.pop(iid, None)
         while len(iids) >= self.maxsize:
             iids.popitem(last=False)
-        iids[iid] = (entry_id, now_ms)
-        self.iids_added += 1
+        iids[iid] = (entry_id, int(entry_id.split(b"-", 1)[0]))
+        if counted:
+            self.iids_added += 1
 
     def configure(self, duration_s: Optional[int], maxsize: Optional[int]) -> None:
         """XCFGSET: set the given values; a changed value clears every tracked iid (counters stay). O(1)."""

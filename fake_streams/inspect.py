@@ -34,6 +34,7 @@ from .commands import COMMANDS
 from .groups import INVALID_ENTRIES_READ, NEVER_ACTIVE, ConsumerGroup, lag_of
 from .ids import MAX_ID as _MAX
 from .ids import MIN_ID as _MIN
+from .ids import id_of
 from .profiles import FEATURES, PROFILES
 from .stream import Stream
 
@@ -78,7 +79,8 @@ class Entry(NamedTuple):
 
 
 class Pending(NamedTuple):
-    """One PEL entry (``streamNACK``): delivered to ``consumer``, not yet acknowledged."""
+    """One PEL entry (``streamNACK``): delivered to ``consumer``, not yet acknowledged. ``consumer`` is None for an
+    owner-less entry (Redis 8.8 XNACK), whose ``idle_ms`` is -1 and ``delivery_time`` 0 (as XPENDING shows it)."""
 
     id: str
     consumer: Optional[Text]
@@ -110,6 +112,8 @@ class GroupView:
     lag: Optional[int]
     consumers: Tuple[ConsumerView, ...]
     pending: Tuple[Pending, ...]
+    #: the owner-less (NACKed, Redis 8.8 XNACK) entries' IDs in NACK order, the order XREADGROUP … CLAIM serves them
+    nacked: Tuple[str, ...] = ()
 
     @property
     def pending_ids(self) -> Tuple[str, ...]:
@@ -173,9 +177,9 @@ def _group_view(stream: Stream, key: bytes, group: ConsumerGroup, now_ms: int, f
     pending = tuple(
         Pending(
             id=str(sid),
-            consumer=_text(nack.consumer.name),
+            consumer=None if nack.consumer.nacked else _text(nack.consumer.name),  # None: NACKed (Redis 8.8)
             delivery_count=nack.delivery_count,
-            idle_ms=nack.idle(now_ms),
+            idle_ms=nack.reported_idle(now_ms),
             delivery_time=nack.delivery_time,
         )
         for sid, nack in group.pel.items()
@@ -188,6 +192,7 @@ def _group_view(stream: Stream, key: bytes, group: ConsumerGroup, now_ms: int, f
         lag=lag_of(stream, group, features),  # as XINFO on this profile (Redis 8 / Valkey 9 rules: groups.py)
         consumers=consumers,
         pending=pending,
+        nacked=tuple(str(id_of(k)) for k, _ in group.nack_zone.fifo()),
     )
 
 
@@ -362,6 +367,9 @@ _FEATURE_COMMANDS = {
     "approx_trim_ref_policies": "XADD, XTRIM (~)",
     "xreadgroup_claim": "XREADGROUP (CLAIM, also BLOCK)",
     "stream_idmp": "XADD (IDMP, IDMPAUTO), XCFGSET, XINFO STREAM",
+    "xidmprecord": "XIDMPRECORD",
+    "stream_idmp_rdb": "DUMP, RESTORE (streams: IDMP state)",
+    "read_caps": "XREAD, XREADGROUP (MAXCOUNT, MAXSIZE)",
     "reestimating_read_counter": "XREADGROUP, XINFO GROUPS, XINFO STREAM FULL",
     "unshared_small_integers": "OBJECT REFCOUNT",
     "embstr_holds_the_key": "OBJECT ENCODING",

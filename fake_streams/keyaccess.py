@@ -98,10 +98,11 @@ class KeyAccess:
         else:
             table[key] = self.lru_clock()
 
-    def touch_many(self, table: Table, key: bytes, times: int) -> None:
-        """``times`` touches of one key in a row (a run of commands on it)."""
+    def touch_many(self, table: Table, key: bytes, times: int, now_ms: Optional[int] = None) -> None:
+        """``times`` touches of one key in a row (a run of commands on it); ``now_ms``: the clock's time if the
+        caller has just read it (the LRU stamp is taken from it)."""
         if not self.refresh():
-            table[key] = self.lru_clock()
+            table[key] = ((self._now_ms() if now_ms is None else now_ms) // LRU_CLOCK_RESOLUTION) & LRU_CLOCK_MAX
             return
         for _ in range(times):
             self.touch(table, key)

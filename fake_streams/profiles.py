@@ -1,10 +1,10 @@
-"""Version profiles: what differs between Redis 7.0, 7.2, 7.4, 8.0 … 8.6, Valkey 8.0 and Valkey 9.1 for stream
+"""Version profiles: what differs between Redis 7.0, 7.2, 7.4, 8.0 … 8.10, Valkey 8.0 and Valkey 9.1 for stream
 commands (spec §6, §9; Redis 8: the addendum streams-redis8.md §0.3 and docs/redis8-choices.md).
 
 Handlers ask for features (``profile.has("xread_plus_id")``), never compare version numbers, and
 resolve error texts through ``profile.errors`` (the base table of :mod:`fake_streams.errors` with
 this profile's overrides applied). Users name profiles by the public strings ``"7.0"``, ``"7.2"``,
-``"7.4"`` (default), ``"valkey-8.0"``, ``"8.0"``, ``"8.2"``, ``"8.4"``, ``"8.6"`` and ``"valkey-9.1"``
+``"7.4"`` (default), ``"valkey-8.0"``, ``"8.0"``, ``"8.2"``, ``"8.4"``, ``"8.6"``, ``"8.8"``, ``"8.10"`` and ``"valkey-9.1"``
 (Valkey 9.1.2 exactly: checked against the live server, which is its oracle with no declared difference).
 """
 
@@ -36,6 +36,10 @@ FEATURES: Mapping[str, str] = MappingProxyType(
         "xreadgroup_claim": "XREADGROUP … CLAIM min-idle-time: idle pending entries first, 4-element entries (R8.4.0) [A4]",
         "stream_idmp": "XADD IDMP/IDMPAUTO, XCFGSET, the six XINFO STREAM IDMP fields (R8.6.0) [A5]",
         "approx_trim_ref_policies": "`~` trimming honours DELREF/ACKED; before, it deletes nothing (R8.2.7, R8.4.4, R8.6.0) [A2]",
+        "xnack": "XNACK; owner-less (NACKed) PEL entries in every command that sees the PEL; XINFO `nacked-count`; RDB 14 (R8.8.0) [A7]",
+        "xidmprecord": "XIDMPRECORD key pid iid id: the AOF-rewrite command that records one IDMP pair (R8.6.2, #14794; the docs say since 8.8.0: docs/redis8-choices.md) [A6]",
+        "stream_idmp_rdb": "DUMP/RESTORE carry a stream's IDMP state: RDB 13, RDB_TYPE_STREAM_LISTPACKS_4 (R8.6; librdb's RDB-13 support) [A5]",
+        "read_caps": "XREAD / XREADGROUP MAXCOUNT (entries across all streams) and MAXSIZE (reply bytes) (R8.10.0) [A8]",
         # Valkey 9.1.2 (observed on the live server; spec §9)
         "reestimating_read_counter": "entries-read / lag with Valkey 9's tombstone rules: any deleted ID after the cursor counts, an ID below max-deleted-entry-id is unknown, a '>' delivery counts on only from a known position (V9.1) [spec §9 item 1]",
         "unshared_small_integers": "OBJECT REFCOUNT of a small integer string is 1: values are not the shared integers (V9.1)",
@@ -51,7 +55,8 @@ FEATURES: Mapping[str, str] = MappingProxyType(
 
 #: the Redis 8 switches: not in the 7.x / Valkey profiles
 REDIS8_FEATURES = frozenset({"lag_behind_first_estimated", "xread_plus_empty_nil", "xreadgroup_claim", "stream_idmp",
-                             "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies"})
+                             "stream_ref_policies", "entriesread_capped", "approx_trim_ref_policies", "xnack",
+                             "xidmprecord", "stream_idmp_rdb", "read_caps"})
 _ALL = frozenset(FEATURES)
 #: What only Valkey 9.1 does; the Redis and Valkey 8 profiles have none of it.
 _VALKEY_9 = frozenset({
@@ -67,7 +72,7 @@ _R7 = _ALL - REDIS8_FEATURES - _VALKEY_9
 class Profile:
     """One emulated server version. Immutable; shared by every connection of a server."""
 
-    name: str  # public name: "7.0", "7.2", "7.4", "valkey-8.0", "8.0" … "8.6", "valkey-9.1"
+    name: str  # public name: "7.0", "7.2", "7.4", "valkey-8.0", "8.0" … "8.10", "valkey-9.1"
     spec_key: str  # spec version key: "R7.0", "R7.2", "R7.4", "V8", "R8.0" …, "V9.1"
     server: str  # "redis" or "valkey" (HELLO 'server')
     redis_version: str  # INFO redis_version / HELLO 'version' for redis
@@ -185,11 +190,15 @@ R8_0 = _redis8("8.0", 0, frozenset())
 R8_2 = _redis8("8.2", 7, _R8_2_ADDITIONS)
 _R8_4_ADDITIONS = _R8_2_ADDITIONS | {"xreadgroup_claim"}
 R8_4 = _redis8("8.4", 4, _R8_4_ADDITIONS)
-_R8_6_ADDITIONS = _R8_4_ADDITIONS | {"stream_idmp"}
+_R8_6_ADDITIONS = _R8_4_ADDITIONS | {"stream_idmp", "stream_idmp_rdb", "xidmprecord"}
 R8_6 = _redis8("8.6", 2, _R8_6_ADDITIONS)
-# No "8.8" / "8.10" yet: XNACK (8.8) and MAXCOUNT/MAXSIZE (8.10) are not implemented, and a profile that names
-# those versions without them would teach a test suite the wrong server (issue 17 stays open for them).
-REDIS8_PROFILES = (R8_0, R8_2, R8_4, R8_6)
+#: Redis 8.8's feature set: 8.6's plus XNACK (a later line extends it: 8.10 = R8_8_FEATURES | its own)
+R8_8_FEATURES = _R8_6_ADDITIONS | {"xnack"}
+R8_8 = _redis8("8.8", 0, R8_8_FEATURES)
+#: what Redis 8.10 adds to 8.8 (XREAD / XREADGROUP MAXCOUNT / MAXSIZE): "8.10" = R8_8_FEATURES | R8_10_FEATURES
+R8_10_FEATURES = frozenset({"read_caps"})
+R8_10 = _redis8("8.10", 1, R8_8_FEATURES | R8_10_FEATURES)
+REDIS8_PROFILES = (R8_0, R8_2, R8_4, R8_6, R8_8, R8_10)
 
 V9_1 = Profile(
     name="valkey-9.1",

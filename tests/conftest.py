@@ -87,8 +87,20 @@ def _repeats_a_target(item: pytest.Item) -> bool:
     return getattr(target, "repeat", False) or CONFORMANCE_DIR not in Path(str(item.path)).parents
 
 
+def _extra_realtime_variant(item: pytest.Item) -> bool:
+    """A RESP3 or stand-in variant of a test marked ``realtime`` (it waits on the wall clock, seconds per variant):
+    the fast loop keeps its RESP2 variant on each main oracle, the full run every variant."""
+    if item.get_closest_marker("realtime") is None:
+        return False
+    callspec = getattr(item, "callspec", None)
+    for value in (callspec.params.values() if callspec is not None else ()):
+        if hasattr(value, "protocol") and hasattr(value, "main"):  # a tests.conformance.oracles.Target
+            return value.protocol != 2 or not value.main
+    return False
+
+
 def pytest_itemcollected(item: pytest.Item) -> None:
-    if _repeats_a_target(item):
+    if _repeats_a_target(item) or _extra_realtime_variant(item):
         item.add_marker(pytest.mark.slow)  # at collection: before ``-m`` selects by markers
 
 

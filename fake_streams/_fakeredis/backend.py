@@ -14,6 +14,7 @@ from typing import Any, DefaultDict, Dict, Optional, cast
 
 from ..dbhooks import hook_database
 from ..errors import ReplyError
+from ..idmp import DEFAULT_DURATION_S, DEFAULT_MAXSIZE, IdmpState
 from ..keyaccess import KeyAccess, table_of
 from ..reply import Status
 from ..stream import Stream
@@ -55,10 +56,11 @@ def _inline_notify(cls: type) -> bool:
 class Keyspace:
     """One fakeredis database as handlers' contexts see it. All methods need the backend lock."""
 
-    __slots__ = ("_db",)
+    __slots__ = ("_db", "_inline")
 
     def __init__(self, db: Any) -> None:
         self._db = db
+        self._inline: Optional[type] = None  # the database class _inline_notify said yes to (changed)
 
     @property
     def access_table(self) -> Dict[bytes, int]:
@@ -117,9 +119,12 @@ class Keyspace:
         when nobody waits on the database (the common case; nothing could observe it). O(1 + watchers).
         """
         db = self._db
-        if not _inline_notify(type(db)):
-            db.notify_watch(key)
-            return
+        cls = type(db)
+        if cls is not self._inline:  # the verdict kept per keyspace: one identity test per write
+            if not _inline_notify(cls):
+                db.notify_watch(key)
+                return
+            self._inline = cls
         registry = db._sf_registry
         if registry is not None and registry.has_waiters():  # touched() ignores writes while nobody is blocked
             item = db._dict.get(key)
@@ -145,7 +150,7 @@ class Backend:
     the caller to hold :attr:`lock`, the server lock fakeredis takes around every command.
     """
 
-    __slots__ = ("fake", "lock", "_config")
+    __slots__ = ("fake", "lock", "_config", "_idmp")
 
     def __init__(self, profile: Any) -> None:
         self.fake = FakeServer(version=profile.version_tuple, server_type=profile.server)
@@ -155,6 +160,7 @@ class Backend:
         config.setdefault(b"stream-node-max-entries", str(Stream.stream_node_max_entries).encode())
         config.setdefault(b"stream-node-max-bytes", str(Stream.stream_node_max_bytes).encode())
         self._config = _SharedConfig(config)
+        self._idmp = profile.has("stream_idmp")  # Redis 8.6+: a new stream takes stream-idmp-* (CONFIG)
 
     def install_hooks(self, registry: Any) -> None:
         """Every database (now and created later, e.g. by SELECT) reports key writes to ``registry``."""
@@ -174,6 +180,10 @@ class Backend:
         """An empty stream value bound to this server's CONFIG."""
         value = StreamValue()
         value._sf_config = self._config
+        if self._idmp:  # streamNew: the stream's IDMP-DURATION / IDMP-MAXSIZE are the CONFIG values of now
+            config = self._config
+            value.idmp = IdmpState(config.get_int(b"stream-idmp-duration") or DEFAULT_DURATION_S,
+                                   config.get_int(b"stream-idmp-maxsize") or DEFAULT_MAXSIZE)
         return value
 
     def stats(self) -> Dict[str, Any]:

@@ -129,10 +129,13 @@ def dump(sock: Any, key: Any) -> Optional[bytes]:
     """``DUMP key``: the payload, or nil for a missing key. O(size of the value)."""
     if key.value is None:
         return None
-    from ..rdb import dump_payload, format_for
+    from ..rdb import dump_payload, format_of
 
     server = sock._sf_session.server
-    return dump_payload(to_value(key.value), format_for(server.profile.table_name), encodings(server))
+    value = key.value
+    if isinstance(value, StreamValue) and value.idmp is not None:  # lazy IDMP expiry: only what is tracked now
+        value.idmp.expire(server.clock.now_ms())
+    return dump_payload(to_value(value), format_of(server.profile), encodings(server))
 
 
 @override("restore")
@@ -186,11 +189,11 @@ def restore(sock: Any, item: Any, ttl_arg: bytes, payload: bytes, *options: byte
     ttl = _int(ttl_arg)
     if ttl < 0:
         raise SimpleError(BAD_TTL)
-    from ..rdb import PayloadFormatError, PayloadVersionError, format_for, load_payload
+    from ..rdb import PayloadFormatError, PayloadVersionError, format_of, load_payload
 
     server = sock._sf_session.server
     try:
-        value = load_payload(bytes(payload), format_for(server.profile.table_name))
+        value = load_payload(bytes(payload), format_of(server.profile))
     except PayloadVersionError:
         raise SimpleError(BAD_FOOTER) from None
     except PayloadFormatError:

@@ -3,6 +3,10 @@
 The TCP server parses requests itself (:mod:`fake_streams.tcp.protocol`) and hands each argument vector to
 :meth:`TcpClient.run`, in the event loop's thread:
 
+* a plain ``XADD key * field value …`` (the hottest command) on an existing stream without TTL takes the
+  shortest path (:meth:`TcpClient._plain_xadds`: the direct path's conditions, then the engine's append and
+  the command's side effects, with the plain XADDs on the same key right behind it in the input taken along;
+  tests/tcp/test_hot_xadd.py compares it with the general path);
 * a **stream command** (and PING, redis-benchmark's probe) takes the direct path when nothing could tell it
   from the dispatch path (the
   conditions of :mod:`.fastpath`: no MULTI, pubsub, CLIENT REPLY, faults, ACL restriction, password, paused
@@ -24,16 +28,21 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any, Callable, Dict, Optional
+from time import perf_counter
+from typing import Any, Callable, Dict, Optional, Tuple
 from weakref import WeakKeyDictionary
 
 import redis
 
 from ..blocking import BLOCKED
+from ..clock import SystemClock
 from ..commands.xadd_xtrim import xadd as _XADD
 from ..errors import ReplyError
 from ..reply import ErrorReply, RepeatedKeyMap, Status, VerbatimText
+from ..stream import Stream
 from . import auth, fastpath, scripting
+from .access import stream_events_sent
+from .backend import error
 from .compat import NoResponse, SimpleError, SimpleString, SyncConnectionBase
 from .overrides import override
 from .socket import StreamsSocketMixin, attach
@@ -171,9 +180,24 @@ def _tcp_value(value: Any) -> Any:
 
 
 _TCP_CLASSES: Dict[type, type] = {}
-_CONTAINER = object()
+
+
+class _Marker:
+    """A name table entry that is not an engine spec (``handler`` None, as a spec without a handler)."""
+
+    __slots__ = ("name",)
+    handler = None
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+_CONTAINER = _Marker("_CONTAINER")
 #: PING outside MULTI/pubsub/CLIENT REPLY (the direct path's conditions): ``+PONG`` or its argument, no dispatch
-_PING = object()
+_PING = _Marker("_PING")
 _NAME_CACHE_MAX = 4096
 
 
@@ -204,10 +228,96 @@ class TcpClient:
 
     # ------------------------------------------------------------------------------ running
     def run(self, argv: Any, parser: Any = None) -> None:
-        """Run one request (replies go to the wire); an XADD may take the plain XADDs on its key right behind
-        it in ``parser`` along (:meth:`_xadd_run`). O(1) around each command."""
-        if not self._direct(argv, parser):
+        """Run one request (replies go to the wire); an XADD may take the XADDs on its key right behind it in
+        ``parser`` along (:meth:`_plain_xadds`, :meth:`_xadd_run`). O(1) around each command."""
+        spec = self._names.get(argv[0])
+        # `XADD key * field value …` (is_plain_xadd), the hottest command: its own path, tried first
+        if (spec is not None and len(argv) > 4 and len(argv) & 1 and argv[2] == b"*" and spec.handler is _XADD
+                and self._plain_xadds(argv, spec, parser)):
+            return
+        if not self._direct(argv, parser, spec):
             self.sock._process_command(argv)
+
+    def _plain_xadds(self, argv: Any, spec: Any, parser: Any) -> bool:
+        """``XADD key * field value …`` on an existing stream without TTL, and the plain XADDs on the same key
+        right behind it in ``parser`` (a pipeline), each appended and answered with its ID. False: not taken
+        (nothing consumed, changed or counted; the general path runs it).
+
+        The same conditions and effects as :func:`fastpath._xadd_run` (which the other XADDs take), without
+        its batch triples: the direct path's conditions (:meth:`_usable`); no client blocked anywhere and no
+        stream keyspace event subscribed (both read under the lock); per command its own clock read, ID,
+        entry and reply, an error reply in place; once for the run (nobody can look before the lock is
+        released): WATCH dirtying and fakeredis's wake-ups (``Keyspace.changed``), the key's access stamp
+        (OBJECT IDLETIME / FREQ, one touch per command), INFO commandstats (the run's time shared). An XADD
+        the engine refuses (ID space exhausted, entry too large: nothing changed) ends the run and is run
+        again by the general path, which answers its error. CLIENT LIST's ``cmd`` and Valkey's ``tot-cmds``
+        follow every command of the run. O(fields) per command.
+        """
+        if not self._usable():
+            return False
+        session = self.session
+        if not session.enter():
+            return False
+        server, sock, key = self.server, self.sock, argv[1]
+        ids: list = []
+        typed = argv
+        mark = None
+        try:
+            lock = self._lock
+            lock.acquire()
+            try:
+                if server.blocking.has_waiters() or stream_events_sent(sock):
+                    return False
+                keyspace = session.keyspace
+                stream = keyspace.get_lasting(key)
+                if not isinstance(stream, Stream):
+                    return False
+                now = time.time()  # = fakeredis's per-command db.time
+                for db in self._fake.dbs.values():
+                    db.time = now
+                clock = server.clock
+                wall = type(clock) is SystemClock  # its now_ms, from the time read just made
+                limits = stream.node_limits()  # CONFIG SET cannot run before the lock is released
+                started = perf_counter()
+                names = self._names
+                now_ms = 0
+                try:
+                    while True:
+                        now_ms = int(now * 1000) if wall else clock.now_ms()
+                        ids.append(stream.add_next(typed[3:], now_ms, limits))
+                        if parser is None or not parser.has_input:
+                            break
+                        taken = _next_request(parser, lambda following: (
+                            len(following) > 4 and len(following) & 1 and following[2] == b"*"
+                            and following[1] == key and names.get(following[0]) is spec))
+                        if taken is None:
+                            break
+                        mark, typed = taken
+                        now = time.time()
+                except ReplyError:  # refused, nothing changed: the general path answers it
+                    if not ids:
+                        return False
+                    parser.rewind(mark)
+                except Exception as exc:  # an engine bug: answered as server.execute answers it
+                    failure = error(server._internal_error(spec, list(typed[1:]), exc), server.profile)
+                    server.stats.error_reply(failure.value)
+                    server.stats.command("xadd").failed += 1
+                    ids.append(ErrorReply(failure.value))
+                if ids:
+                    n = len(ids)
+                    if type(ids[0]) is bytes:  # an entry was added (an internal error can only be the last reply)
+                        keyspace.changed(key)
+                    server.access.touch_many(keyspace.access_table, key, n, now_ms)  # each XADD's lookupKey
+                    server.stats.called_many("xadd", n, (perf_counter() - started) * 1e6)
+            finally:
+                lock.release()
+        finally:
+            session.leave()
+        wire = sock._sf_wire
+        wire.command = typed if ids else argv
+        wire.commands += len(ids) - 1  # the connection counts the request it handed over
+        wire.put_all(ids, wire.protocol)
+        return True
 
     def _xadd_run(self, argv: Any, spec: Any, parser: Any) -> bool:
         """XADDs on one key back to back in the client's input (a pipeline): run together by
@@ -225,26 +335,15 @@ class TcpClient:
         name = argv[0]
         batch = [(name, argv[1:], argv)]
         table = {name: (spec, None, b"", 0, 0)}  # name -> fastpath's table entry (only the spec is read)
-        if parser.has_input:
-            argc = len(argv)
-            while True:
-                mark = parser.mark()
-                if mark is None:
-                    break
-                try:
-                    following = parser.next()
-                except Exception:  # a protocol error: raised again when the connection asks for the next request
-                    break
-                if following is None:
-                    break
-                if (len(following) < 3 or following[1] != key
-                        or (len(following) != argc and not spec.arity_ok(len(following)))
-                        or names.get(following[0]) is not spec):
-                    parser.rewind(mark)
-                    break
-                batch.append((name, following[1:], following))
-                if not parser.has_input:
-                    break
+        argc = len(argv)
+        while parser.has_input:
+            taken = _next_request(parser, lambda following: (
+                len(following) >= 3 and following[1] == key
+                and (len(following) == argc or spec.arity_ok(len(following))) and names.get(following[0]) is spec))
+            if taken is None:
+                break
+            following = taken[1]
+            batch.append((name, following[1:], following))
         session, sock = self.session, self.sock
         out: list = []
         done = 0
@@ -264,6 +363,7 @@ class TcpClient:
         if not done and len(batch) == 1:
             return False
         wire = sock._sf_wire
+        wire.commands += len(batch) - 1  # the connection counts the request it handed over (Valkey's tot-cmds)
         if out:
             protocol = wire.protocol  # the connection's RESP version: only dispatch-path commands (HELLO, RESET) change it
             wire.command = batch[done - 1][2]
@@ -273,10 +373,12 @@ class TcpClient:
             self.run(typed)
         return True
 
-    def _direct(self, argv: Any, parser: Any = None) -> bool:
-        """A stream command (or PING) on the direct path if nothing could tell the difference; False: not run."""
+    def _direct(self, argv: Any, parser: Any = None, spec: Any = None) -> bool:
+        """A stream command (or PING) on the direct path if nothing could tell the difference; False: not run.
+        ``spec``: the name table's entry for ``argv[0]`` if the caller looked it up."""
         names = self._names
-        spec = names.get(argv[0])
+        if spec is None:
+            spec = names.get(argv[0])
         if spec is None:
             if argv[0] in names or len(names) >= _NAME_CACHE_MAX:
                 return False
@@ -353,7 +455,7 @@ class TcpClient:
             return False
         if getattr(fake, "_sf_script_running", False):  # a script runs: the dispatch path answers BUSY
             return False
-        return fastpath._acl_ok(sock, fake)
+        return sock._sf_acl_checked == fake._sf_generation or fastpath._acl_ok(sock, fake)  # its kept verdict first
 
     def answer_busy(self, argv: Any) -> bool:
         """While another client's script is busy on the loop's thread: reply what the busy server answers
@@ -413,6 +515,25 @@ class TcpClient:
                 wait.end()
         if sock._server is not None:
             sock.close()
+
+
+def _next_request(parser: Any, accepts: Callable[[Any], Any]) -> Optional[Tuple[int, Any]]:
+    """``(mark, argv)`` of the next complete request in ``parser`` if ``accepts(argv)`` (``mark`` un-reads it), else
+    None with nothing consumed: no complete request yet, a protocol error (raised again when the connection asks
+    for the next request), or one ``accepts`` refuses. O(size of the request)."""
+    mark = parser.mark()
+    if mark is None:
+        return None
+    try:
+        following = parser.next()
+    except Exception:  # the parser keeps the error
+        return None
+    if following is None:  # incomplete: the parser keeps what it read of it
+        return None
+    if not accepts(following):
+        parser.rewind(mark)
+        return None
+    return mark, following
 
 
 def _lookup(router: Any, name: bytes) -> Any:

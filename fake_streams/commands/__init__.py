@@ -20,7 +20,7 @@ _MODULES = (
     "xclaim",
     "xinfo",
     "xadd_xtrim", "xrange", "xsetid",
-    "xread", "xgroup", "xack_xpending", "xdelex", "xcfgset",
+    "xread", "xgroup", "xack_xpending", "xdelex", "xcfgset", "xnack", "xidmprecord",
 )
 
 CONTAINERS = frozenset({"xgroup", "xinfo"})

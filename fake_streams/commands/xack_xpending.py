@@ -4,6 +4,10 @@
 
 ``XPENDING key group [[IDLE min-idle-time] start end count [consumer]]``
 
+Redis 8.8 owner-less (NACKed) entries: XACK removes them like any other; XPENDING counts them in the summary's
+total and range (they have no consumer line), lists them with consumer ``""`` and idle ``-1`` (an IDLE filter
+always lets them through: their delivery time is 0), and never under a consumer filter.
+
 Neither command dirties WATCH, sends a keyspace event or touches a consumer's seen/active time
 (checked on Redis 7.0.15 and Valkey 9.1.2). Idle times come from ``ctx.now_ms``.
 
@@ -87,14 +91,12 @@ def xpending(ctx: Context, args: List[bytes]) -> List[Reply]:
         return out
     if not min_idle:
         for nack in pel.values_k(lo, hi, count):
-            idle = now - nack.delivery_time
-            out.append([nack.id_bytes, nack.consumer.name, idle if idle > 0 else 0, as_i64(nack.delivery_count)])
+            out.append([nack.id_bytes, nack.consumer.name, nack.reported_idle(now), as_i64(nack.delivery_count)])
         return out
     for _, nack in pel.scan_k(lo, hi):
-        idle = now - nack.delivery_time
-        if idle < min_idle:
-            continue  # filtered entries do not consume COUNT
-        out.append([nack.id_bytes, nack.consumer.name, idle if idle > 0 else 0, as_i64(nack.delivery_count)])
+        if now - nack.delivery_time < min_idle:
+            continue  # filtered entries do not consume COUNT; a NACKed one (delivery time 0) always passes
+        out.append([nack.id_bytes, nack.consumer.name, nack.reported_idle(now), as_i64(nack.delivery_count)])
         if len(out) == count:
             break
     return out

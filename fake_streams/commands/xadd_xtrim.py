@@ -208,7 +208,7 @@ def xadd(ctx: Context, args: List[bytes]) -> Optional[bytes]:
     if idmp is not None:
         state = state_of(stream)
         assert state is not None
-        state.record(idmp[0], idmp[1], enc, ctx.now_ms)
+        state.record(idmp[0], idmp[1], enc)
     ctx.modified(key)
     ctx.notify("xadd", key)
     if trimmed:

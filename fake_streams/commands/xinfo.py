@@ -8,7 +8,8 @@ subcommand name. Every subcommand except HELP looks the key up *before* reading 
 (RESP3 map, RESP2 flat array); "nil" values are nil-bulk (``None``). Times come from ``ctx.now_ms``.
 
 Profiles: without ``consumer_active_time`` (R7.0) consumers have no ``active-time`` / ``inactive``
-field (XINFO CONSUMERS map(3), FULL consumer map(4)); the HELP footer is ``profile.help_footer``.
+field (XINFO CONSUMERS map(3), FULL consumer map(4)); the HELP footer is ``profile.help_footer``; with ``xnack``
+(Redis 8.8) each FULL group map has ``nacked-count``.
 """
 
 from __future__ import annotations
@@ -142,7 +143,8 @@ def xinfo_stream(ctx: Context, args: List[bytes]) -> Reply:
 
 
 def _full_group(ctx: Context, stream: Stream, group: ConsumerGroup, count: int) -> Reply:
-    """One group of XINFO STREAM FULL: map(7)."""
+    """One group of XINFO STREAM FULL: map(7), map(8) with Redis 8.8's ``nacked-count``. An owner-less (NACKed)
+    entry is listed with consumer ``""`` and delivery time 0; it is in no consumer's list."""
     pending: List[Reply] = [
         [sid.encode(), nack.consumer.name, nack.delivery_time, as_i64(nack.delivery_count)]
         for sid, nack in _first(group.pel.items(), count)
@@ -162,18 +164,17 @@ def _full_group(ctx: Context, stream: Stream, group: ConsumerGroup, count: int) 
             ),
         ]
         consumers.append(map_reply(ctx.protocol, fields))
-    return map_reply(
-        ctx.protocol,
-        [
-            (b"name", group.name),
-            (b"last-delivered-id", group.last_id.encode()),
-            (b"entries-read", _entries_read(group)),
-            (b"lag", _i64(lag_of(stream, group, ctx.profile.features))),
-            (b"pel-count", len(group.pel)),
-            (b"pending", pending),
-            (b"consumers", consumers),
-        ],
-    )
+    fields = [
+        (b"name", group.name),
+        (b"last-delivered-id", group.last_id.encode()),
+        (b"entries-read", _entries_read(group)),
+        (b"lag", _i64(lag_of(stream, group, ctx.profile.features))),
+        (b"pel-count", len(group.pel)),
+    ]
+    if ctx.profile.has("xnack"):  # Redis 8.8: the NACK zone's size, right after pel-count (a choice: redis8-choices.md)
+        fields.append((b"nacked-count", len(group.nacked.pel)))
+    fields += [(b"pending", pending), (b"consumers", consumers)]
+    return map_reply(ctx.protocol, fields)
 
 
 def xinfo_groups(ctx: Context, args: List[bytes]) -> List[Reply]:

@@ -1,8 +1,12 @@
 """XREAD and XREADGROUP: one implementation, like ``xreadCommand`` (spec §2.6, §2.9, §2.10, §3).
 
-``XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]``
+``XREAD [COUNT count] [MAXCOUNT maxcount] [MAXSIZE maxsize] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]``
 
-``XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]``
+``XREADGROUP GROUP group consumer [COUNT count] [MAXCOUNT maxcount] [MAXSIZE maxsize] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]``
+
+``MAXCOUNT`` / ``MAXSIZE`` (profiles with ``read_caps``, Redis 8.10+): one budget for the whole reply, see
+:mod:`fake_streams.readcaps`; what does not fit is neither sent nor delivered/claimed (a woken client's re-run
+applies them again).
 
 ``CLAIM`` (profiles with ``xreadgroup_claim``, Redis 8.4+): see :func:`_claim_then_deliver`; a client blocked
 with it is also re-run when a pending entry reaches ``min-idle-time`` (``BlockRequest.recheck_ms``).
@@ -66,6 +70,7 @@ from ..groups import (
     has_tombstones,
 )
 from ..ids import MAX_ID, MIN_ID, MIN_KEY, StreamID, id_of, key_of, parse_i64, parse_strict_id
+from ..readcaps import ReadBudget
 from ..reply import EntryReply, Reply, as_i64, entries_of, keyed_reply
 from ..stream import Stream
 from .base import BlockRequest, Context, cstr, parse_count, seen_consumer, spec
@@ -82,7 +87,8 @@ Resolved = Tuple[Optional[Stream], Optional[ConsumerGroup], StreamID]
 class ReadOptions:
     """The parsed options of one XREAD / XREADGROUP call."""
 
-    __slots__ = ("is_group", "count", "timeout_ms", "group", "consumer", "noack", "streams_at", "claim")
+    __slots__ = ("is_group", "count", "timeout_ms", "group", "consumer", "noack", "streams_at", "claim", "maxcount",
+                 "maxsize")
 
     def __init__(self, is_group: bool) -> None:
         self.is_group = is_group
@@ -93,6 +99,14 @@ class ReadOptions:
         self.noack = False
         self.streams_at = -1  # index in args of the first key
         self.claim: Optional[int] = None  # CLAIM min-idle-time (Redis 8.4+), None = not given
+        self.maxcount: Optional[int] = None  # MAXCOUNT (Redis 8.10+), None = not given
+        self.maxsize: Optional[int] = None  # MAXSIZE in bytes (Redis 8.10+), None = not given
+
+    def budget(self, protocol: int) -> Optional[ReadBudget]:
+        """The MAXCOUNT / MAXSIZE budget of this read, or None without them."""
+        if self.maxcount is None and self.maxsize is None:
+            return None
+        return ReadBudget(self.maxcount, self.maxsize, protocol)
 
     def keys(self, args: List[bytes]) -> List[bytes]:
         half = (len(args) - self.streams_at) // 2
@@ -108,7 +122,7 @@ class ReadOptions:
 
 
 #: option tokens as clients usually spell them → the upper-case token (others go through cstr().upper())
-_TOKENS = {t: t for t in (b"BLOCK", b"COUNT", b"STREAMS", b"GROUP", b"NOACK", b"CLAIM")}
+_TOKENS = {t: t for t in (b"BLOCK", b"COUNT", b"STREAMS", b"GROUP", b"NOACK", b"CLAIM", b"MAXCOUNT", b"MAXSIZE")}
 _TOKENS.update({t.lower(): t for t in list(_TOKENS)})
 
 
@@ -177,6 +191,15 @@ def parse_read_options(ctx: Context, args: List[bytes], is_group: bool) -> ReadO
             if min_idle < 0:
                 raise ReplyError("CLAIM_NEGATIVE")
             opts.claim = min_idle  # repeated: the last one counts
+        elif token in (b"MAXCOUNT", b"MAXSIZE") and more and ctx.profile.has("read_caps"):
+            i += 1
+            cap = parse_count(args[i])
+            if cap <= 0:
+                raise ReplyError("MAXCOUNT_NOT_POSITIVE" if token == b"MAXCOUNT" else "MAXSIZE_NOT_POSITIVE")
+            if token == b"MAXCOUNT":
+                opts.maxcount = cap  # repeated: the last one counts
+            else:
+                opts.maxsize = cap
         else:
             raise ReplyError("SYNTAX")
         i += 1
@@ -184,6 +207,8 @@ def parse_read_options(ctx: Context, args: List[bytes], is_group: bool) -> ReadO
         raise ReplyError("SYNTAX")
     if is_group and opts.group is None:
         raise ReplyError("XREADGROUP_MISSING_GROUP")
+    if opts.maxcount is not None and opts.count and opts.maxcount < opts.count:
+        raise ReplyError("MAXCOUNT_BELOW_COUNT")
     return opts
 
 
@@ -302,8 +327,10 @@ def _read_new_one(ctx: Context, key: bytes, name: bytes, consumer_name: bytes, c
     return [[key, items]]
 
 
-def _read_history(ctx: Context, stream: Stream, consumer: Consumer, gt: StreamID, count: int) -> List[Reply]:
-    """The consumer's own PEL after ``gt`` (spec §2.10), at most ``count`` PEL entries (0 = all).
+def _read_history(ctx: Context, stream: Stream, consumer: Consumer, gt: StreamID, count: int,
+                  budget: Optional[ReadBudget] = None) -> List[Reply]:
+    """The consumer's own PEL after ``gt`` (spec §2.10), at most ``count`` PEL entries (0 = all), and only those
+    the ``budget`` takes (MAXCOUNT / MAXSIZE: an entry it refuses is not redelivered).
 
     A live entry counts as one more delivery; a deleted one is ``[id, nil]`` and its NACK is left as is.
     O(log p + k) plus one O(log n) stream lookup per entry.
@@ -313,81 +340,129 @@ def _read_history(ctx: Context, stream: Stream, consumer: Consumer, gt: StreamID
     entry_k = stream.entry_k
     for k, nack in consumer.pel.scan_k(key_of(gt), None, False, count):
         found = entry_k(k)
-        if found is None:
-            out.append([nack.id_bytes, None])
-        else:
+        item: Reply = [nack.id_bytes, None] if found is None else [found[0], list(found[1])]
+        if budget is not None and not budget.take(item):
+            break
+        if found is not None:
             nack.redeliver(now)
-            out.append([found[0], list(found[1])])
+        out.append(item)
         if len(out) == count:
             break
     return out
 
 
+def _fitting(budget: ReadBudget, stream: Stream, after: StreamID, count: int, extra: Tuple[int, ...] = ()) -> int:
+    """How many of the entries after ``after`` (at most ``count``, 0 = all) the budget takes, each as its reply
+    with ``extra`` elements appended (CLAIM's ``0, 0``): looked at before anything is delivered. O(log n + k)."""
+    _, encs, fields = stream.slice_after(key_of(after), count)
+    taken = 0
+    for item in entries_of(encs, fields):
+        if not budget.take([*item, *extra] if extra else item):
+            break
+        taken += 1
+    return taken
+
+
 def _serve(ctx: Context, opts: ReadOptions, args: List[bytes], resolved: List[Resolved]) -> List[Tuple[bytes, Reply]]:
-    """Second pass: the ``(key, entries)`` pairs of every served stream, in argument order."""
+    """Second pass: the ``(key, entries)`` pairs of every served stream, in argument order. With MAXCOUNT /
+    MAXSIZE every stream gets what is left of one :class:`~fake_streams.readcaps.ReadBudget`; once it is
+    spent the later streams serve nothing and are not in the reply (their consumers are looked up as before)."""
     eager = ctx.profile.has("eager_consumer_creation")
+    budget = opts.budget(ctx.protocol)
+    count = opts.count
     served: List[Tuple[bytes, Reply]] = []
     for key, (stream, group, gt) in zip(opts.keys(args), resolved):
         if stream is None:
             continue
+        if budget is not None:
+            count = budget.limit(opts.count)
+            budget.open(key)
         if group is None:  # XREAD
-            if _has_newer(stream, gt):
-                served.append((key, _entries_after(stream, gt, opts.count)))
+            if (budget is None or not budget.spent) and _has_newer(stream, gt):
+                items = _entries_after(stream, gt, count)
+                if budget is not None:
+                    items = [item for item in items if budget.take(item)]
+                    if not items:
+                        continue
+                    budget.close()
+                served.append((key, items))
             continue
         history = gt != NEW_ENTRIES
         consumer = seen_consumer(ctx, key, group, opts.consumer) if eager else None
+        if budget is not None and budget.spent:
+            continue
         if not history and opts.claim is not None:
             if consumer is None:
                 consumer = seen_consumer(ctx, key, group, opts.consumer)
-            claimed = _claim_then_deliver(ctx, stream, group, consumer, opts)
+            claimed = _claim_then_deliver(ctx, stream, group, consumer, opts, count, budget)
             if claimed:
                 served.append((key, claimed))
+                if budget is not None:
+                    budget.close()
             continue
         if not history and not _has_newer(stream, group.last_id):
             continue
         if consumer is None:
             consumer = seen_consumer(ctx, key, group, opts.consumer)
         if history:
-            served.append((key, _read_history(ctx, stream, consumer, gt, opts.count)))
+            served.append((key, _read_history(ctx, stream, consumer, gt, count, budget)))
         else:
-            served.append((key, _deliver_new(ctx, stream, group, consumer, opts.count, opts.noack)))
+            if budget is not None:
+                count = _fitting(budget, stream, group.last_id, count)
+                if not count:
+                    continue
+            served.append((key, _deliver_new(ctx, stream, group, consumer, count, opts.noack)))
+        if budget is not None:
+            budget.close()
     return served
 
 
 def _claimable(ctx: Context, stream: Stream, group: ConsumerGroup, min_idle: int) -> List[Tuple[int, int, PendingEntry]]:
     """The group's pending entries idle for at least ``min_idle`` ms whose stream entry still exists, longest
-    idle first (ties: ID order): ``(delivery_time, key, nack)``. O(p log p)."""
+    idle first (ties: ID order): ``(delivery_time, key, nack)``. Owner-less (NACKed, Redis 8.8) entries come
+    first, in NACK order (the head of the server's time-ordered PEL; they satisfy every ``min_idle``). O(p log p)."""
     now = ctx.now_ms
     entry_k = stream.entry_k
+    zone = group.nack_zone
     found = [(nack.delivery_time, k, nack) for k, nack in group.pel.scan_k(MIN_KEY)
-             if nack.idle(now) >= min_idle and entry_k(k) is not None]
+             if not nack.consumer.nacked and nack.idle(now) >= min_idle and entry_k(k) is not None]
     found.sort(key=lambda item: (item[0], item[1]))
+    if zone:
+        found[:0] = [(0, k, nack) for k, nack in zone.fifo() if entry_k(k) is not None]
     return found
 
 
 def _claim_then_deliver(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: Consumer,
-                        opts: ReadOptions) -> List[Reply]:
+                        opts: ReadOptions, count: int, budget: Optional[ReadBudget] = None) -> List[Reply]:
     """``XREADGROUP … CLAIM min-idle-time … >`` for one stream (addendum §2.5): first the group's pending entries
     idle for ``min-idle-time`` (:func:`_claimable`), claimed for ``consumer`` (owner, delivery time = now,
     delivery count + 1; they stay pending under NOACK), then new entries as usual, COUNT bounding the total.
     Every entry has 4 elements: ``[id, fields, idle ms, deliveries before this one]``; new ones ``0, 0``.
-    Pending entries whose stream entry is gone are skipped and left in the PEL. O(p log p + k)."""
+    ``count`` is COUNT, or what MAXCOUNT leaves (``budget``: an entry it refuses is neither claimed nor
+    delivered). Pending entries whose stream entry is gone are skipped and left in the PEL. O(p log p + k)."""
     assert opts.claim is not None
     now = ctx.now_ms
     out: List[Reply] = []
     for _, k, nack in _claimable(ctx, stream, group, opts.claim):
-        if opts.count and len(out) == opts.count:
+        if count and len(out) == count:
             break
         found = stream.entry_k(k)
         assert found is not None
-        out.append([found[0], list(found[1]), nack.idle(now), as_i64(nack.delivery_count)])
+        item: Reply = [found[0], list(found[1]), nack.reported_idle(now), as_i64(nack.delivery_count)]
+        if budget is not None and not budget.take(item):
+            break
+        out.append(item)
         group.assign_k(k, nack, consumer)
         nack.delivery_time = now
         nack.delivery_count += 1
     if out and "consumer_active_time" in ctx.profile.features:
         consumer.active_time = now
-    left = opts.count - len(out) if opts.count else 0
-    if (left or not opts.count) and _has_newer(stream, group.last_id):
+    left = count - len(out) if count else 0
+    if (left or not count) and (budget is None or not budget.spent) and _has_newer(stream, group.last_id):
+        if budget is not None:
+            left = _fitting(budget, stream, group.last_id, left, (0, 0))
+            if not left:
+                return out
         for entry in _deliver_new(ctx, stream, group, consumer, left, opts.noack):
             out.append([*entry, 0, 0])
     return out

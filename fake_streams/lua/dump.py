@@ -25,13 +25,13 @@ def dump(codes: List[bytes], profile: Any) -> bytes:
     for code in codes:
         writer.byte(OPCODE_FUNCTION2)
         writer.string(code)
-    return rdb_payload.frame(writer.getvalue(), rdb_payload.format_for(profile.name).version)
+    return rdb_payload.frame(writer.getvalue(), rdb_payload.format_of(profile).version)
 
 
 def verify(payload: bytes, profile: Any) -> bool:
     """``verifyDumpPayload`` for the profile's RDB versions."""
     try:
-        rdb_payload.check_footer(payload, rdb_payload.format_for(profile.name))
+        rdb_payload.check_footer(payload, rdb_payload.format_of(profile))
     except PayloadVersionError:
         return False
     return True

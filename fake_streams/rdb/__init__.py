@@ -25,7 +25,7 @@ Errors: :class:`~.errors.PayloadVersionError` (footer: version or checksum) and
 """
 
 from .errors import PayloadFormatError, PayloadVersionError
-from .payload import RdbFormat, dump_payload, format_for, load_payload
+from .payload import RdbFormat, dump_payload, format_for, format_of, load_payload
 from .values import ConsumerData, Encodings, GroupData, NodeData, PendingData, StreamData, Value
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "RdbFormat",
     "dump_payload",
     "format_for",
+    "format_of",
     "load_payload",
     "Encodings",
     "GroupData",

@@ -431,6 +431,8 @@ _READERS: Dict[int, Tuple[str, Callable[[Reader, int], Any]]] = {
     streams.TYPE_STREAM_LISTPACKS: ("stream", streams.decode),
     streams.TYPE_STREAM_LISTPACKS_2: ("stream", streams.decode),
     streams.TYPE_STREAM_LISTPACKS_3: ("stream", streams.decode),
+    streams.TYPE_STREAM_LISTPACKS_4: ("stream", streams.decode),
+    streams.TYPE_STREAM_LISTPACKS_5: ("stream", streams.decode),
 }
 
 

@@ -14,10 +14,20 @@ profile     writes   accepts            max type     stream type / 7.2 encodings
 7.2         11       <= 11              21           21 / yes (listpack sets, fpconv)
 7.4         12       <= 12              25 (*)       21 / yes
 valkey-8.0  11       <= 11              21           21 / yes
+8.0 … 8.4   12       <= 12              25 (*)       21 / yes (7.4's: measured on Redis 8.2.3)
+8.6         13       <= 13              26           26 (IDMP state) / yes
+8.8+        14       <= 14              27           27 (the NACK zone, and the IDMP state) / yes
 ==========  =======  =================  ===========  =====================================
 
+8.0 … 8.4 use 7.4's row (Redis 8.2.3 writes RDB 12, checked). 8.8: RDB 14 and type 27
+(RDB_TYPE_STREAM_LISTPACKS_5) as librdb names them for Redis 8.8 (XNACK): 26's body (the IDMP state after the
+groups) with each group's NACK zone; 8.8 also loads 8.6's type 26.
 (*) 22-25: Redis 7.4's hash field expiration (its pre-GA forms 22/23 and 24/25), written for a hash
-with field TTLs. Valkey 9 writes version 80 and
+with field TTLs. Redis 8.6 writes RDB 13 (redis/librdb's version table: 8.6 → 13, 7.4 … 8.4 → 12) and
+RDB_TYPE_STREAM_LISTPACKS_4 for every stream (profile feature ``stream_idmp_rdb``); a profile before it refuses
+such a payload: version 13 in the footer ("DUMP payload version or checksum are wrong"), or type 26 under a
+version-12 footer ("Bad data format"). RDB 13's key metadata (``RDB_OPCODE_KEY_META``, module metadata) never
+occurs in a DUMP of this server's values. Valkey 9 writes version 80 and
 accepts <= 11 and 80 (``rdb-version-check strict``); the conformance tests compare the bodies
 against it and the footer with the profile's own version.
 """
@@ -25,7 +35,7 @@ against it and the footer with the profile's own version.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import FrozenSet
+from typing import Any, FrozenSet
 
 from . import objects, streams
 from .crc64 import crc64
@@ -48,12 +58,29 @@ _R72 = RdbFormat(11, frozenset(range(12)), 21, streams.TYPE_STREAM_LISTPACKS_3, 
 _R74 = RdbFormat(12, frozenset(range(13)), 25, streams.TYPE_STREAM_LISTPACKS_3, True, True)
 #: Valkey 9 writes RDB version 80 (RDB_VERSION; versions 12..79 are left to Redis) and loads <= 11 and 80.
 _V91 = RdbFormat(80, frozenset(range(12)) | {80}, 21, streams.TYPE_STREAM_LISTPACKS_3, True)
-_FORMATS = {"7.0": _R70, "7.2": _R72, "7.4": _R74, "valkey-8.0": _R72, "valkey-9.1": _V91}
+#: Redis 8.6: RDB 13, streams as RDB_TYPE_STREAM_LISTPACKS_4 (with their IDMP state)
+_R86 = RdbFormat(13, frozenset(range(14)), 26, streams.TYPE_STREAM_LISTPACKS_4, True, True)
+#: Redis 8.8: RDB 14, streams as RDB_TYPE_STREAM_LISTPACKS_5 (27) with the NACK zone
+_R88 = RdbFormat(14, frozenset(range(15)), 27, streams.TYPE_STREAM_LISTPACKS_5, True, True)
+_FORMATS = {"7.0": _R70, "7.2": _R72, "7.4": _R74, "valkey-8.0": _R72, "valkey-9.1": _V91, "8.6": _R86, "8.8": _R88}
 
 
-def format_for(profile_name: str) -> RdbFormat:
-    """The :class:`RdbFormat` of a profile name (``Profile.name``)."""
-    return _FORMATS[profile_name]
+def format_for(profile_name: str, like: str = "") -> RdbFormat:
+    """The :class:`RdbFormat` of a profile name (``Profile.name``), else of the profile it is ``like``
+    (``Profile.table_name``)."""
+    fmt = _FORMATS.get(profile_name)
+    return fmt if fmt is not None else _FORMATS[like or profile_name]
+
+
+def format_of(profile: Any) -> RdbFormat:
+    """The :class:`RdbFormat` of a :class:`~fake_streams.profiles.Profile`, by feature: 8.8's with ``xnack`` (RDB 14),
+    8.6's with ``stream_idmp_rdb`` (RDB 13), else its own or its table's (:func:`format_for`); so "8.10" writes
+    what 8.8 does."""
+    if profile.has("xnack"):
+        return _R88
+    if profile.has("stream_idmp_rdb"):
+        return _R86
+    return format_for(profile.name, profile.table_name)
 
 
 def frame(body: bytes, version: int) -> bytes:

@@ -5,7 +5,15 @@ strings, so a listpack over 20 bytes is LZF-compressed under ``rdbcompression``)
 <last_id.ms> <last_id.seq>``; since RDB_TYPE_STREAM_LISTPACKS_2 ``<first_id> <max_deleted_entry_id>
 <entries_added>``; ``<#groups>`` and per group (name order) ``<name> <last_id>`` [``<entries_read>``]
 ``<#pel>`` (``<16-byte id> <delivery ms: i64 LE> <count>``)* ``<#consumers>`` and per consumer (name
-order) ``<name> <seen ms>`` [``<active ms>`` since _3] ``<#pel>`` ``<16-byte id>``*.
+order) ``<name> <seen ms>`` [``<active ms>`` since _3] ``<#pel>`` ``<16-byte id>``*; since
+RDB_TYPE_STREAM_LISTPACKS_5 (27, Redis 8.8, RDB 14) the group's NACK zone follows its consumers: ``<#nacked>``
+``<16-byte id>``* in NACK order, each a row of the group PEL that no consumer lists (the count-and-IDs shape librdb
+names for type 27; its place after the consumers is a choice, docs/redis8-choices.md). Since
+RDB_TYPE_STREAM_LISTPACKS_4 (26, Redis 8.6, RDB 13; also in 27) the IDMP state follows the groups:
+``<IDMP-DURATION s> <IDMP-MAXSIZE> <#producers>`` and per producer (ascending IDs, the rax order) ``<pid> <#iids>``
+and per iid, oldest first, ``<iid> <entry id ms> <entry id seq>``; then ``<iids-added> <iids-duplicates>`` (all
+lengths / RDB strings; the layout as redis/librdb's RDB-13 parser reads it, checked against the Redis 8.6 file of
+its tests).
 
 Node listpack: the master entry ``count deleted #fields field_1..field_N 0``, then per entry ``flags
 ms-delta seq-delta`` (deltas from the master ID, int64), ``#fields f1 v1 ...`` or only the values when
@@ -13,7 +21,8 @@ the names equal the master's (flag SAMEFIELDS = 2; DELETED = 1), and ``lp-count`
 count before it: N+3 with SAMEFIELDS, 2N+4 without).
 
 The decoder checks what the engine relies on (IDs ascending over the whole stream, node counters, the
-stream length, every PEL entry owned by exactly one consumer) and raises PayloadFormatError. O(size).
+stream length, every PEL entry owned by exactly one consumer; IDMP-DURATION / IDMP-MAXSIZE in XCFGSET's ranges,
+as the server's "out of range" load errors; no producer or iid twice) and raises PayloadFormatError. O(size).
 """
 
 from __future__ import annotations
@@ -23,11 +32,17 @@ from typing import Dict, List, Set, Tuple
 from . import listpack
 from .errors import PayloadFormatError
 from .rdbio import Reader, Writer
-from .values import ConsumerData, EntryData, GroupData, NodeData, PendingData, StreamData
+from .values import ConsumerData, EntryData, GroupData, IdmpData, NodeData, PendingData, StreamData
 
 TYPE_STREAM_LISTPACKS = 15
 TYPE_STREAM_LISTPACKS_2 = 19
 TYPE_STREAM_LISTPACKS_3 = 21
+TYPE_STREAM_LISTPACKS_4 = 26
+TYPE_STREAM_LISTPACKS_5 = 27
+#: the ranges of IDMP-DURATION / IDMP-MAXSIZE a payload may carry (XCFGSET's)
+IDMP_DURATION_RANGE = (1, 86400)
+IDMP_MAXSIZE_RANGE = (1, 10000)
+_DEFAULT_IDMP = IdmpData(100, 100, [])
 FLAG_DELETED = 1
 FLAG_SAMEFIELDS = 2
 _U64 = 1 << 64
@@ -66,7 +81,8 @@ def node_elements(node: NodeData) -> List[listpack.Element]:
 
 
 def encode(w: Writer, s: StreamData, rdbtype: int) -> None:
-    """``rdbSaveObject`` of a stream into ``w`` (``rdbtype`` 19 or 21 decides the optional fields)."""
+    """``rdbSaveObject`` of a stream into ``w`` (``rdbtype`` 19, 21 or 26 decides the optional fields; a stream
+    without IDMP state written as 26 carries the defaults)."""
     w.length(len(s.nodes))
     for node in s.nodes:
         w.string(_id_bytes(node.master))
@@ -94,7 +110,8 @@ def encode(w: Writer, s: StreamData, rdbtype: int) -> None:
             w.raw(raw)
             w.ms_time(row.delivery_time)
             w.length(row.delivery_count)
-            owned.setdefault(row.consumer or b"", []).append(raw)  # set for every row of a stream
+            if row.consumer is not None:  # None: a NACKed row (type 27 lists it in the NACK zone)
+                owned.setdefault(row.consumer, []).append(raw)
         w.length(len(group.consumers))
         for consumer in group.consumers:
             w.string(consumer.name)
@@ -105,6 +122,47 @@ def encode(w: Writer, s: StreamData, rdbtype: int) -> None:
             w.length(len(ids))
             for raw in ids:
                 w.raw(raw)
+        if rdbtype >= TYPE_STREAM_LISTPACKS_5:
+            w.length(len(group.nacked))
+            for sid in group.nacked:
+                w.raw(_id_bytes(sid))
+    if rdbtype >= TYPE_STREAM_LISTPACKS_4:
+        _encode_idmp(w, s.idmp or _DEFAULT_IDMP)
+
+
+def _encode_idmp(w: Writer, idmp: IdmpData) -> None:
+    w.length(idmp.duration)
+    w.length(idmp.maxsize)
+    w.length(len(idmp.producers))
+    for pid, iids in idmp.producers:
+        w.string(pid)
+        w.length(len(iids))
+        for iid, (ms, seq) in iids:
+            w.string(iid)
+            w.length(ms)
+            w.length(seq)
+    w.length(idmp.iids_added)
+    w.length(idmp.iids_duplicates)
+
+
+def _decode_idmp(r: Reader) -> IdmpData:
+    duration = r.length()
+    if not IDMP_DURATION_RANGE[0] <= duration <= IDMP_DURATION_RANGE[1]:
+        raise PayloadFormatError("stream IDMP duration out of range")
+    maxsize = r.length()
+    if not IDMP_MAXSIZE_RANGE[0] <= maxsize <= IDMP_MAXSIZE_RANGE[1]:
+        raise PayloadFormatError("stream IDMP max entries out of range")
+    producers: List[Tuple[bytes, List[Tuple[bytes, Tuple[int, int]]]]] = []
+    pids: Set[bytes] = set()
+    for _ in range(r.length()):
+        pid = _unique_name(r, pids, "IDMP producer")
+        iids: List[Tuple[bytes, Tuple[int, int]]] = []
+        seen: Set[bytes] = set()
+        for _ in range(r.length()):
+            iids.append((_unique_name(r, seen, "IDMP iid"), _sid(r)))
+        producers.append((pid, iids))
+    producers.sort(key=lambda p: p[0])
+    return IdmpData(duration, maxsize, producers, r.length(), r.length())
 
 
 def _int(item: listpack.Element) -> int:
@@ -221,7 +279,8 @@ def decode(r: Reader, rdbtype: int) -> StreamData:
     for _ in range(r.length()):
         groups.append(_decode_group(r, rdbtype, _unique_name(r, names, "consumer group")))
     groups.sort(key=lambda g: g.name)
-    return StreamData(nodes, length, last_id, first_id, max_deleted, entries_added, groups, has_counters)
+    idmp = _decode_idmp(r) if rdbtype >= TYPE_STREAM_LISTPACKS_4 else None
+    return StreamData(nodes, length, last_id, first_id, max_deleted, entries_added, groups, has_counters, idmp)
 
 
 
@@ -262,7 +321,19 @@ def _decode_group(r: Reader, rdbtype: int, name: bytes) -> GroupData:
                 raise PayloadFormatError("duplicated consumer PEL entry")
             row.consumer = cname
         consumers.append(ConsumerData(cname, seen, active))
-    if any(row.consumer is None for row in pending.values()):
+    nacked: List[Tuple[int, int]] = []
+    if rdbtype >= TYPE_STREAM_LISTPACKS_5:
+        zone: Set[Tuple[int, int]] = set()
+        for _ in range(r.length()):
+            sid = _raw_id(r)
+            row = pending.get(sid)
+            if row is None or row.consumer is not None or sid in zone:
+                raise PayloadFormatError("stream NACK zone entry not an owner-less entry of the group PEL")
+            zone.add(sid)
+            nacked.append(sid)
+        if len(zone) != sum(1 for row in pending.values() if row.consumer is None):
+            raise PayloadFormatError("stream group PEL entry without consumer")
+    elif any(row.consumer is None for row in pending.values()):
         raise PayloadFormatError("stream group PEL entry without consumer")
     consumers.sort(key=lambda c: c.name)
-    return GroupData(name, group_last, entries_read, sorted(pending.values(), key=lambda p: p.id), consumers)
+    return GroupData(name, group_last, entries_read, sorted(pending.values(), key=lambda p: p.id), consumers, nacked)

@@ -68,7 +68,7 @@ class PendingData:
     id: StreamIDPair
     delivery_time: int
     delivery_count: int
-    consumer: Optional[bytes]  # None only while a payload is being read
+    consumer: Optional[bytes]  # None: owner-less (NACKed, listed in GroupData.nacked), or while a payload is read
 
 
 @dataclass
@@ -85,6 +85,20 @@ class GroupData:
     entries_read: int  # -1: unknown
     pending: List[PendingData]  # ascending IDs
     consumers: List[ConsumerData]  # ascending names
+    #: the owner-less (NACKed, Redis 8.8) rows' IDs in NACK order; those rows have ``consumer`` None
+    nacked: List[StreamIDPair] = field(default_factory=list)
+
+
+@dataclass
+class IdmpData:
+    """A stream's IDMP state (Redis 8.6, RDB_TYPE_STREAM_LISTPACKS_4): IDMP-DURATION (s), IDMP-MAXSIZE, per
+    producer ID its tracked idempotent IDs oldest first with their entry IDs, and the two counters."""
+
+    duration: int
+    maxsize: int
+    producers: List[Tuple[bytes, List[Tuple[bytes, StreamIDPair]]]]  # ascending producer IDs
+    iids_added: int = 0
+    iids_duplicates: int = 0
 
 
 @dataclass
@@ -99,3 +113,5 @@ class StreamData:
     #: whether the payload had entries_added / max_deleted / group entries_read (RDB_TYPE_STREAM_LISTPACKS_2+);
     #: False for Redis 5/6 payloads: the loader estimates them as the server does
     has_counters: bool = True
+    #: Redis 8.6's IDMP state (written and read with RDB_TYPE_STREAM_LISTPACKS_4 only); None: not in the payload
+    idmp: Optional[IdmpData] = None

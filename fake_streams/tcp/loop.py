@@ -197,8 +197,12 @@ class Connection:
     def put_all(self, values: List[Any], protocol: int) -> None:
         """Queue the replies of a run of this client's commands that need no nil shaping (XADD IDs, errors)."""
         self.protocol = protocol
-        self.out.append(b"".join([b"$%d\r\n%s\r\n" % (len(v), v) if type(v) is bytes else encode(v, protocol)
-                                  for v in values]))
+        if len(values) == 1 and type(values[0]) is bytes:  # one unpipelined XADD's ID
+            value = values[0]
+            self.out.append(b"$%d\r\n%s\r\n" % (len(value), value))
+        else:
+            self.out.append(b"".join([b"$%d\r\n%s\r\n" % (len(v), v) if type(v) is bytes else encode(v, protocol)
+                                      for v in values]))
         if not self.dirty:
             self.dirty = True
             self.owner.dirty.append(self)
@@ -257,8 +261,7 @@ class Connection:
         self.bytes_in += len(data)
         if self.close_after_reply:
             return  # the server reads no more requests of a client it is about to close
-        parser.feed(data)
-        if parser.buffered > self.owner.query_buffer_limit:
+        if parser.feed(data) > self.owner.query_buffer_limit:
             self.owner.close_connection(self)  # freeClientAsync: no reply
             return
         self.process()
@@ -299,6 +302,8 @@ class Connection:
                 owner.run_rechecks()
             if client.gone:
                 self._drop()
+            elif not parser.has_input and self.held is None:  # nothing more to read: next() would answer None
+                break
 
     def _take_held(self) -> List[bytes]:
         held, self.held = self.held, None

@@ -195,13 +195,14 @@ class RequestParser:
         """Bytes received and not yet consumed (the query buffer's length)."""
         return len(self._buf) - self._pos + self._chunked
 
-    def feed(self, data: bytes) -> None:
-        """Add received bytes. O(len(data)) (amortised: a waiting bulk joins its chunks once)."""
+    def feed(self, data: bytes) -> int:
+        """Add received bytes; returns :attr:`buffered` after them. O(len(data)) (amortised: a waiting bulk joins
+        its chunks once)."""
         if self._need:
             self._chunks.append(data)
             self._chunked += len(data)
             if self._chunked < self._need:
-                return
+                return len(self._buf) - self._pos + self._chunked
             self._buf = b"".join([self._buf[self._pos:], *self._chunks])
             self._chunks, self._chunked, self._need, self._pos = [], 0, 0, 0
         elif self._pos >= len(self._buf):
@@ -209,6 +210,7 @@ class RequestParser:
         else:
             self._buf = self._buf[self._pos:] + data  # the rest of a short line or header: bounded by the limits
             self._pos = 0
+        return len(self._buf)
 
     def next(self) -> Optional[List[bytes]]:
         """The next complete request's arguments, ``[]`` for an empty one, None if incomplete.

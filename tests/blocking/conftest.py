@@ -28,6 +28,9 @@ import redis
 import redis.asyncio
 import redis.asyncio.client
 import redis.client
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from fake_streams import FakeStreamsConnection, FakeStreamsServer
 from fake_streams.connection import FakeStreamsAsyncConnection
@@ -37,6 +40,9 @@ from tests.conformance.oracles import Target
 from tests.conformance.replies import REPEATED_KEYS
 
 REDIS_PY = tuple(int(p) for p in redis.__version__.split(".")[:2])
+#: client kwargs for one send and no re-send (redis-py >= 6 retries by default), sync and asyncio
+NO_RETRY = {"retry": Retry(NoBackoff(), 0)}
+ASYNC_NO_RETRY = {"retry": AsyncRetry(NoBackoff(), 0)}
 #: bound of every real-time wait in this directory (seconds)
 WAIT_S = 10.0
 

@@ -14,15 +14,11 @@ import time
 from typing import Any, List
 
 import pytest
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 
 from fake_streams import FakeStreamsServer
 from tests.support.redis_compat import aclose
 
-from .conftest import WAIT_S
-
-NO_RETRY = {"retry": Retry(NoBackoff(), 0)}
+from .conftest import ASYNC_NO_RETRY, WAIT_S
 
 
 class Ticker:
@@ -45,7 +41,7 @@ def test_a_polling_consumer_without_block_lets_another_task_stop_it(duo):
     """``while not stop.is_set(): await r.xread(..., count=10)``: the task that sets ``stop`` gets to run."""
 
     async def scenario(side):
-        r = side.async_client(**NO_RETRY)
+        r = side.async_client(**ASYNC_NO_RETRY)
         try:
             await r.xadd("jobs", {"n": "1"}, id="1-1")
             stop = asyncio.Event()
@@ -79,7 +75,7 @@ def test_a_reader_task_created_before_a_burst_of_xadds_blocks_first(duo, warm):
     this yielding, the fake ran the whole burst first and the reader got nothing)."""
 
     async def scenario(side):
-        reader, writer = side.async_client(**NO_RETRY), side.async_client(**NO_RETRY)
+        reader, writer = side.async_client(**ASYNC_NO_RETRY), side.async_client(**ASYNC_NO_RETRY)
         try:
             if warm == "connected":
                 await reader.ping()
@@ -106,7 +102,7 @@ def test_every_command_and_pipeline_execute_gives_the_loop_an_iteration(duo, kin
     n = 20
 
     async def scenario(side):
-        r = side.async_client(**NO_RETRY)
+        r = side.async_client(**ASYNC_NO_RETRY)
         try:
             await r.ping()
             await r.xadd("s", {"k": "v"}, id="1-1")
@@ -142,7 +138,7 @@ def test_a_cancel_that_lands_on_the_yield_drops_the_connection_so_no_reply_goes_
     server = FakeStreamsServer()
 
     async def scenario() -> tuple:
-        r = server.async_client(**NO_RETRY)
+        r = server.async_client(**ASYNC_NO_RETRY)
         try:
             await r.set("k", "1")
             probe = server.client()

@@ -357,6 +357,7 @@ def test_blocking_xreadgroup_for_stream_key_that_has_clients_blocked_on_stream_a
         assert pair.server.blocked() == []
 
 
+@pytest.mark.realtime
 def test_blocking_xreadgroup_for_stream_key_that_has_clients_blocked_on_stream_reprocessing_command(pair):
     """Blocking XREADGROUP for stream key that has clients blocked on stream - reprocessing command (#33)
 

@@ -15,17 +15,11 @@ from typing import Any, List
 
 import pytest
 import redis
-from redis.asyncio.retry import Retry as AsyncRetry
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 
 from fake_streams import FakeStreamsServer
 from tests.support.redis_compat import aclose
 
-from .conftest import WAIT_S, outcome_of
-
-NO_RETRY = {"retry": Retry(NoBackoff(), 0)}
-ASYNC_NO_RETRY = {"retry": AsyncRetry(NoBackoff(), 0)}
+from .conftest import ASYNC_NO_RETRY, NO_RETRY, WAIT_S, outcome_of
 
 
 # ------------------------------------------------------------------- cancellation under socket_timeout

@@ -13,19 +13,16 @@ import time
 
 import pytest
 import redis
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 
 from tests.support.redis_compat import aclose
 
-from .conftest import _DUO_TARGETS, REDIS_PY, WAIT_S, outcome_of
+from .conftest import _DUO_TARGETS, NO_RETRY, REDIS_PY, WAIT_S, outcome_of
 
 try:
     from redis._parsers import _RESP2Parser as PythonParser
 except ImportError:  # pragma: no cover - redis-py 4.x
     from redis.connection import PythonParser  # type: ignore[no-redef]
 
-NO_RETRY = {"retry": Retry(NoBackoff(), 0)}
 #: redis-py 4.x: no default Retry (one send), and a read released by a close() elsewhere ends differently;
 #: the scenarios below still compare fake and real exactly (assert_same), only the expected outcome differs.
 REDIS_PY_4 = REDIS_PY < (5, 0)
@@ -58,6 +55,7 @@ def test_a_socket_timeout_shorter_than_block_raises_timeout_without_retry(duo):
     assert fake.elapsed < 1.0
 
 
+@pytest.mark.slow  # ~5 s of redis-py backoff between re-sends
 def test_a_socket_timeout_with_the_default_retry_resends_like_a_real_server(duo):
     """Row a: redis-py's own default Retry re-sends after each TimeoutError, then gives up."""
     once(duo)
@@ -70,6 +68,7 @@ def test_a_socket_timeout_with_the_default_retry_resends_like_a_real_server(duo)
     assert fake.count(b"XREAD") >= 2  # 11 with redis-py 8 (retries=10)
 
 
+@pytest.mark.realtime
 def test_a_block_shorter_than_socket_timeout_returns_nil(duo):
     real, fake = duo.run(lambda side: side.client(socket_timeout=2, **NO_RETRY).xread({"s": "$"}, block=150))
     assert_same(real, fake)
@@ -145,6 +144,7 @@ def test_c_xadd_from_another_thread_wakes_the_reader(duo):
     assert fake.elapsed < 2
 
 
+@pytest.mark.realtime
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_block_0_waits_until_data_arrives(duo, mode):
     """BLOCK 0 has no deadline: after a while it is still blocked, then one XADD serves it."""
@@ -191,6 +191,7 @@ def test_d_async_socket_timeout_shorter_than_block_raises_timeout_without_retry(
     assert fake.value == ("TimeoutError",) and fake.elapsed < 1.0
 
 
+@pytest.mark.slow  # ~5 s of redis-py backoff between re-sends
 def test_d_async_socket_timeout_with_the_default_retry_resends_like_a_real_server(duo):
     once(duo)
 
@@ -246,6 +247,7 @@ def test_f_cancelled_async_read_unblocks_and_the_client_stays_usable(duo):
     assert duo.server.blocked() == []
 
 
+@pytest.mark.realtime
 def test_g_aclose_from_another_task_releases_the_blocked_read(duo):
     """Row g: the read fails with ConnectionError; redis-py's Retry re-sends it (so it blocks again)."""
 

@@ -17,9 +17,7 @@ from fake_streams import FakeStreamsServer, ManualClock
 from tests.conftest import START_MS, pool_kwargs
 from tests.support.redis_compat import REDIS_PY, aclose
 
-from .conftest import WAIT_S, in_thread
-
-NO_RETRY = {"retry": Retry(NoBackoff(), 0)}
+from .conftest import NO_RETRY, WAIT_S, in_thread
 
 
 def _fake_threads() -> List[threading.Thread]:

@@ -13,7 +13,7 @@ group — 4 threads with sync clients and 4 asyncio tasks on one event loop in i
   past the min-idle time and two concurrent rescuers loop XAUTOCLAIM: each abandoned entry is claimed
   by exactly one rescuer, nothing is lost, the PEL ends empty.
 
-``N`` = env ``FAKE_STREAMS_CONCURRENCY_N`` (default 100000 in the full run, 20000 in the fast loop). Measured on the 2-core CI machine: the
+``N`` = env ``FAKE_STREAMS_CONCURRENCY_N`` (default 100000 in the full run, 5000 in the fast loop). Measured on the 2-core CI machine: the
 produce/consume phase takes 6-10 s in the first test and 19-26 s in the second (slower because an
 installed ``Faults`` turns the transport's fast path off), ~40 s for the file, also with a second copy
 of the file running at the same time — so CI keeps the full 100000. ``FAKE_STREAMS_CONCURRENCY_SEED`` fixes the seed (random otherwise;
@@ -42,7 +42,7 @@ from tests.conftest import PROTOCOLS, START_MS, pool_kwargs
 from tests.support.budget import budget
 from tests.support.redis_compat import aclose
 
-N = int(os.environ.get("FAKE_STREAMS_CONCURRENCY_N", "") or budget(fast=20_000, full=100_000))
+N = int(os.environ.get("FAKE_STREAMS_CONCURRENCY_N", "") or budget(fast=5_000, full=100_000))
 SEED = int(os.environ.get("FAKE_STREAMS_CONCURRENCY_SEED", str(random.SystemRandom().randrange(2**32))))
 PRODUCERS = 8
 SYNC_CONSUMERS = 4

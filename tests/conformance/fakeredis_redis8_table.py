@@ -106,6 +106,28 @@ SPEC_CHECKS = [
                                  ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"), ("XADD", "s", "2-0", "f", "v")],
      ("XREADGROUP", "GROUP", "g", "c2", "CLAIM", "0", "STREAMS", "s", ">")),
 ]
+_FIVE = [("XADD", "s", f"{i}-0", "f", "v") for i in range(1, 6)]
+_TWO_STREAMS = [("XADD", k, f"{i}-0", "f", "v") for k in ("s1", "s2") for i in range(1, 4)]
+#: Redis 8.6.2 / 8.10 checks without a server (docs/redis8-choices.md): the fake's "8.10" answer is the reference
+LATER_CHECKS = [
+    ("CONFIG stream-idmp-* defaults", [], ("CONFIG", "GET", "stream-idmp-*")),
+    ("CONFIG stream-idmp-duration range", [], ("CONFIG", "SET", "stream-idmp-duration", "0")),
+    ("new stream takes stream-idmp-maxsize", [("CONFIG", "SET", "stream-idmp-maxsize", "7"), ("XADD", "s", "1-0", "f", "v")],
+     ("XINFO", "STREAM", "s")),
+    ("XIDMPRECORD then a duplicate XADD", [("XADD", "s", "1700000000000-0", "f", "v"),
+                                           ("XIDMPRECORD", "s", "p", "i", "1700000000000-0")],
+     ("XADD", "s", "IDMP", "p", "i", "*", "f", "w")),
+    ("XIDMPRECORD missing entry", [("XADD", "s", "1700000000000-0", "f", "v")], ("XIDMPRECORD", "s", "p", "i", "9-9")),
+    ("MAXCOUNT caps the total", _FIVE, ("XREAD", "MAXCOUNT", "2", "STREAMS", "s", "0")),
+    ("MAXCOUNT across streams", _TWO_STREAMS, ("XREAD", "COUNT", "3", "MAXCOUNT", "4", "STREAMS", "s1", "s2", "0", "0")),
+    ("MAXSIZE 1 still answers one entry", _FIVE, ("XREAD", "MAXSIZE", "1", "STREAMS", "s", "0")),
+    ("MAXSIZE in bytes", _FIVE, ("XREAD", "MAXSIZE", "60", "STREAMS", "s", "0")),
+    ("MAXCOUNT 0", _FIVE, ("XREAD", "MAXCOUNT", "0", "STREAMS", "s", "0")),
+    ("MAXCOUNT below COUNT", _FIVE, ("XREAD", "COUNT", "5", "MAXCOUNT", "3", "STREAMS", "s", "0")),
+    ("XREADGROUP MAXCOUNT delivers only what it sends", _FIVE + [
+        ("XGROUP", "CREATE", "s", "g", "0"), ("XREADGROUP", "GROUP", "g", "c", "MAXCOUNT", "2", "STREAMS", "s", ">")],
+     ("XPENDING", "s", "g")),
+]
 #: checks of the 7.4 answer (the commands must not exist / the words must not parse)
 OLD_CHECKS = [
     ("7.4: XDELEX unknown", [("XADD", "s", "1-0", "f", "v")], ("XDELEX", "s", "IDS", "1", "1-0")),
@@ -145,6 +167,7 @@ def main() -> int:
         rows = []
         total = wrong = 0
         for label, checks, fr_version, fake_version in (("8.2", CHECKS, (8, 2), "8.2"), ("8.6", SPEC_CHECKS, (8, 6), "8.6"),
+                                                         ("8.10", LATER_CHECKS, (8, 10), "8.10"),
                                                          ("7.4", OLD_CHECKS, (7, 4), "7.4")):
             fr_server = fakeredis.FakeServer(version=fr_version)
             ours = FakeStreamsServer(version=fake_version, clock=ManualClock(1_700_000_000_000))
@@ -157,8 +180,8 @@ def main() -> int:
                     wrong += 1
                     same = "same" if got_us == want else f"DIFFERS: {got_us!r}"
                     rows.append((f"{label}: {name}", " ".join(map(str, argv)), want, got_fr, same))
-        print(f"fakeredis {fakeredis.__version__}: {wrong} of {total} checks differ from Redis 8.2.3 / the spec (8.6) / "
-              f"the 7.4 answer\n")
+        print(f"fakeredis {fakeredis.__version__}: {wrong} of {total} checks differ from Redis 8.2.3 / the spec (8.6, "
+              f"8.10) / the 7.4 answer\n")
         print("| check | command | Redis 8.2.3 / spec / 7.4 | fakeredis | fake_streams |")
         print("|---|---|---|---|---|")
         for row in rows:

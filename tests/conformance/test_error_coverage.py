@@ -38,6 +38,14 @@ _NO_84_86_ORACLE = "needs Redis 8.4+/8.6+ (only 8.2.3 is available); spec-tested
 UNREACHABLE.update({key: _NO_84_86_ORACLE for key in (
     "XREAD_CLAIM_OPTION", "CLAIM_NOT_INTEGER", "CLAIM_NEGATIVE", "IDMP_EXPLICIT_ID", "IDMP_TWICE", "IDMP_EMPTY_PID",
     "IDMP_EMPTY_IID", "IDMPAUTO_EMPTY_PID", "XCFGSET_NO_PARAMETER", "IDMP_DURATION_RANGE", "IDMP_MAXSIZE_RANGE")})
+UNREACHABLE.update({key: "no Redis 8.8 server here (XNACK): spec-tested in tests/unit/test_redis8_xnack.py" for key in (
+    "XNACK_MODE", "XNACK_NO_IDS", "XNACK_NUMIDS", "XNACK_NUMIDS_MISMATCH", "XNACK_RETRYCOUNT_NEGATIVE",
+    "XNACK_UNKNOWN_OPTION")})
+_NO_810_ORACLE = ("no Redis 8.6.2 / 8.10 server here (XIDMPRECORD, MAXCOUNT / MAXSIZE): spec tests in "
+                  "tests/unit/test_redis8_idmp_state.py / test_redis8_read_caps.py; texts are choices (docs/redis8-choices.md)")
+UNREACHABLE.update({key: _NO_810_ORACLE for key in (
+    "MAXCOUNT_BELOW_COUNT", "MAXCOUNT_NOT_POSITIVE", "MAXSIZE_NOT_POSITIVE", "XIDMPRECORD_NO_ENTRY",
+    "XIDMPRECORD_OTHER_ID")})
 
 
 def used_keys() -> Dict[str, Set[str]]:

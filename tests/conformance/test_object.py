@@ -277,6 +277,7 @@ def test_restore_freq_and_idletime_are_stored(pair):
         _lfu_off(pair)
 
 
+@pytest.mark.realtime
 def test_object_idletime_moves_with_time(pair):
     import time
 

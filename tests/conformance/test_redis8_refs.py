@@ -8,6 +8,9 @@ entries-read rules on random traces.
 
 import pytest
 
+from fake_streams import FakeStreamsServer
+from fake_streams.rdb.payload import frame
+
 from .conftest import target_param
 from .oracles import redis8_targets
 from .replies import times
@@ -254,3 +257,29 @@ def test_xread_plus_on_an_empty_stream_reads_nothing_and_blocks(pair):
     pair.wait_blocked()
     pair.same("XADD", "s", "5-0", "f", "v")
     reader.read()
+
+
+def _an_8_6_stream_payload() -> bytes:
+    """The DUMP of a stream with IDMP state as the fake's 8.6 profile writes it (RDB 13, type 26)."""
+    server = FakeStreamsServer(version="8.6")
+    try:
+        r = server.client()
+        r.execute_command("XADD", "s", "IDMP", "p", "i", "*", "f", "v")
+        return r.dump("s")
+    finally:
+        server.close()
+
+
+def test_before_8_6__no_idmp_config_no_xidmprecord_no_rdb_13(pair):
+    # what Redis 8.6 adds here (addendum §2.9, §2.10; RDB 13 / RDB_TYPE_STREAM_LISTPACKS_4) is refused by Redis 8.2.3
+    # as by the fake's 8.2 profile: CONFIG has no stream-idmp-* parameters, XIDMPRECORD is unknown, a version-13 footer
+    # is the footer error and a type-26 body under a version-12 footer is "Bad data format"
+    pair.same("CONFIG", "GET", "stream-idmp-*")  # (CONFIG GET stream-* orders its pairs as the dict does)
+    pair.same("CONFIG", "SET", "stream-idmp-duration", "5")
+    pair.same("CONFIG", "SET", "stream-idmp-maxsize", "5")
+    pair.same("XADD", "s", "1-0", "f", "v")
+    pair.same("XIDMPRECORD", "s", "p", "i", "1-0")
+    payload = _an_8_6_stream_payload()
+    pair.same("RESTORE", "r1", "0", payload)
+    pair.same("RESTORE", "r2", "0", frame(payload[:-10], 12))
+    pair.same("EXISTS", "r1", "r2")

@@ -233,6 +233,7 @@ def test_isolation_random_order(pytester: pytest.Pytester) -> None:
     FIGURES["isolation: generated tests passed (random order)"] += N_TESTS
 
 
+@pytest.mark.slow  # two xdist workers start in a subprocess (~4 s); the random-order run stays in the fast loop
 def test_isolation_under_xdist(pytester: pytest.Pytester) -> None:
     if importlib.util.find_spec("xdist") is None:
         pytest.skip("pytest-xdist is not installed (pip install pytest-xdist to run the isolation suite on 2 workers)")

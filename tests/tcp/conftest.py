@@ -34,12 +34,9 @@ def resp_command(*args: Any) -> bytes:
 
 class RawClient:
     """A plain socket: ``call(*args)`` sends one command and returns the bytes of exactly one reply
-    (hiredis tells where the reply ends; it is never used to interpret the bytes)."""
+    (:func:`reply_length` tells where the reply ends; nothing interprets the bytes)."""
 
     def __init__(self, port: int, host: str = "127.0.0.1") -> None:
-        import hiredis
-
-        self._hiredis = hiredis
         self.sock = socket.create_connection((host, port), timeout=WAIT_S)
         self._pending = b""
 
@@ -49,7 +46,7 @@ class RawClient:
     def read(self) -> bytes:
         """The raw bytes of the next reply (a bounded wait: the socket timeout)."""
         while True:
-            cut = _reply_length(self._hiredis, self._pending)
+            cut = reply_length(self._pending)
             if cut:
                 reply, self._pending = self._pending[:cut], self._pending[cut:]
                 return reply
@@ -73,16 +70,37 @@ class RawClient:
         self.sock.close()
 
 
-def _reply_length(hiredis: Any, data: bytes) -> int:
-    """Length of the first complete reply in ``data`` (0: none yet). O(len²); replies in tests are small."""
-    for end in range(1, len(data) + 1):
-        if data[end - 1:end] != b"\n":
-            continue
-        reader = hiredis.Reader()
-        reader.feed(data[:end])
-        if reader.gets() is not False:
-            return end
-    return 0
+_LINE_TYPES = frozenset(b"+-:_,#(")  # one line: simple string, error, integer, null, double, boolean, big number
+_BULK_TYPES = frozenset(b"$!=")  # a length line, then that many bytes and CRLF: bulk, bulk error, verbatim
+_AGGREGATE_TYPES = {ord("*"): 1, ord("~"): 1, ord(">"): 1, ord("%"): 2}  # elements per counted item
+
+
+def _frame_end(data: bytes, pos: int) -> int:
+    """End offset of the RESP2/RESP3 frame starting at ``pos`` (-1: incomplete). An attribute (``|``) is part of
+    the frame of the reply that follows it."""
+    line_end = data.find(b"\r\n", pos)
+    if line_end < 0 or pos >= len(data):
+        return -1
+    kind, head, after = data[pos], data[pos + 1:line_end], line_end + 2
+    if kind in _LINE_TYPES:
+        return after
+    if kind in _BULK_TYPES:
+        size = int(head)
+        return after if size < 0 else (after + size + 2 if len(data) >= after + size + 2 else -1)
+    if kind in _AGGREGATE_TYPES or kind == ord("|"):
+        count = int(head)
+        for _ in range(max(count, 0) * _AGGREGATE_TYPES.get(kind, 2)):
+            after = _frame_end(data, after)
+            if after < 0:
+                return -1
+        return _frame_end(data, after) if kind == ord("|") else after
+    raise AssertionError(f"not a RESP frame at offset {pos}: {data[pos:pos + 40]!r}")
+
+
+def reply_length(data: bytes) -> int:
+    """Length of the first complete reply in ``data`` (0: none yet)."""
+    end = _frame_end(data, 0) if data else -1
+    return max(end, 0)
 
 
 @pytest.fixture
@@ -95,7 +113,6 @@ def served(server):
 
 @pytest.fixture
 def raw() -> Callable[..., RawClient]:
-    pytest.importorskip("hiredis")
     made: List[RawClient] = []
 
     def make(port: int) -> RawClient:

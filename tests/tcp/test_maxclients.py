@@ -28,6 +28,7 @@ def descriptors():
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
+@pytest.mark.slow  # 10,000 sockets (~3 s); test_maxclients_from_config_and_argument checks the reply in the fast loop
 def test_ten_thousand_idle_clients_then_max_number_of_clients_reached(descriptors):
     proc = module_process("serve", "--port", "0", "--maxclients", "10000")
     socks: list = []

@@ -149,6 +149,20 @@ def _parse_all(parser: RequestParser) -> list:
         out.append(argv)
 
 
+def _run_chunks(chunks) -> tuple:
+    """The requests a parser reads from ``chunks`` fed one by one, then its error text or what it buffers."""
+    parser = RequestParser(Limits())
+    out: list = []
+    for chunk in chunks:
+        parser.feed(chunk)
+        try:
+            while (argv := parser.next()) is not None:
+                out.append(argv)
+        except ProtocolError as exc:
+            return out, exc.text
+    return out, parser.buffered
+
+
 def test_parser_byte_by_byte_equals_parser_at_once():
     data = (b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nva\r\nl\r\nECHO 'a b' \"c\\x41\"\r\n*0\r\n"
             b"*1\r\n$4\r\nPING\r\n")
@@ -174,20 +188,38 @@ def test_parser_byte_by_byte_equals_parser_at_once():
 def test_fast_path_equals_the_general_path(data):
     """Whole (the fast path reads complete common-shape requests) vs byte by byte (the general path, which
     keeps partial requests): the same requests, then the same error or the same wait for more input."""
-    def run(chunks):
-        parser = RequestParser(Limits())
-        out: list = []
-        for chunk in chunks:
-            parser.feed(chunk)
-            try:
-                while (argv := parser.next()) is not None:
-                    out.append(argv)
-            except ProtocolError as exc:
-                return out, exc.text
-        return out, parser.buffered
-    whole = run([data])
-    assert whole == run([data[i:i + 1] for i in range(len(data))])
+    whole = _run_chunks([data])
+    assert whole == _run_chunks([data[i:i + 1] for i in range(len(data))])
     assert whole[0]  # the first request is read in both
+
+
+def _random_request(rnd) -> bytes:
+    """A multibulk request of the common shape or near it: CR LF / CR inside bulks, bulks of 99 and 100 bytes or
+    more, a leading zero, a stray byte after a CR, a count of 10, a request cut short."""
+    count = rnd.choice([1, 2, 5, 9, 10])
+    parts = [b"*%d\r\n" % count]
+    for _ in range(count):
+        body = bytes(rnd.choice(b"ab\r\n*$") for _ in range(rnd.choice([0, 1, 3, 99, 100, 130])))
+        head = rnd.choice([b"$%d\r\n" % len(body)] * 8 + [b"$0%d\r\n" % len(body), b"$%d\rX" % len(body)])
+        parts.append(head + body + rnd.choice([b"\r\n"] * 8 + [b"XY"]))
+    data = b"".join(parts)
+    return data[:rnd.randrange(len(data))] if rnd.random() < 0.1 else data
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_requests_whole_equal_byte_by_byte(seed):
+    """Requests of the common shape or near it, read whole (the fast path of RequestParser.next) and byte by byte
+    (the general path): the same requests, errors and waits, for each request alone and for all in one buffer."""
+    import random
+
+    rnd = random.Random(seed)
+    run = _run_chunks
+
+    for _ in range(60):
+        request = _random_request(rnd)
+        assert run([request]) == run([request[i:i + 1] for i in range(len(request))])
+    pipeline = b"".join(_random_request(rnd) for _ in range(5))
+    assert run([pipeline]) == run([pipeline[i:i + 1] for i in range(len(pipeline))])
 
 
 def test_fast_path_keeps_a_small_proto_max_bulk_len():

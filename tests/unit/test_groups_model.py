@@ -162,7 +162,7 @@ def test_create_and_destroy_group():
 
 def test_repr_reads_like_the_state():
     group = ConsumerGroup(b"g", sid(1, 2), 4)
-    assert repr(group) == "ConsumerGroup(name=b'g', last_id=1-2, entries_read=4, pending=0, consumers=0)"
+    assert repr(group) == "ConsumerGroup(name=b'g', last_id=1-2, entries_read=4, pending=0, nacked=0, consumers=0)"
 
 
 # ---------------------------------------------------------------------------------- lag arithmetic (§4)

@@ -32,12 +32,13 @@ from fake_streams.ids import StreamID
 from fake_streams.nodes import backlen_size
 from fake_streams.reply import Status
 from fake_streams.stream import Stream
+from tests.support.budget import budget
 from tests.support.context import DictContext
 
 pytestmark = pytest.mark.real
 
 SEED = int(os.environ.get("FAKE_STREAMS_SEED", "20261129"))
-OPS_PER_PHASE = 1100
+OPS_PER_PHASE = budget(fast=400, full=1100)
 #: (stream-node-max-entries, stream-node-max-bytes) per phase; the first is the server default
 PHASES = [(100, 4096), (0, 50), (1, 0), (2, 120), (5, 300), (10, 4096), (3, 1), (0, 0), (100, 1000), (7, 80)]
 FAR_MS = 10**13  # IDs far in the future: XADD * is then last_id + 1 on both sides
@@ -476,7 +477,7 @@ def test_node_model_matches_real_server(server: Server) -> None:
     finally:
         for name, value in saved.items():
             real("CONFIG", "SET", name, value)
-    assert total_ops >= 10_000
+    assert total_ops >= OPS_PER_PHASE * (len(PHASES) + 2)  # the full run: 13,200 operations
 
 
 #: Deterministic sequences around node edges; each is (config, commands). Replies, then XINFO STREAM and the

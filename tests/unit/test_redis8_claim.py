@@ -13,7 +13,7 @@ from fake_streams import FakeStreamsServer
 from fake_streams.clock import ManualClock
 
 T0 = 1_700_000_000_000
-CLAIM_PROFILES = ("8.4", "8.6")
+CLAIM_PROFILES = ("8.4", "8.6", "8.10")
 
 
 def _raw(r, *argv):

@@ -13,7 +13,7 @@ from fake_streams.clock import ManualClock
 T0 = 1_700_000_000_000
 
 
-@pytest.fixture(params=("8.6",))
+@pytest.fixture(params=("8.6", "8.10"))
 def env(request):
     clock = ManualClock(T0)
     server = FakeStreamsServer(version=request.param, clock=clock)

@@ -11,7 +11,7 @@ from fake_streams import FakeStreamsServer
 from fake_streams.profiles import PROFILES
 
 OLD = ("7.0", "7.2", "7.4", "valkey-8.0")
-NEW = ("8.0", "8.2", "8.4", "8.6")
+NEW = ("8.0", "8.2", "8.4", "8.6", "8.8", "8.10")
 
 
 def _client(version):
@@ -124,3 +124,17 @@ def test_inspection_view_lag_follows_the_profile():
         r.execute_command("XGROUP", "CREATE", "s", "g", "0", "ENTRIESREAD", "2")
         assert r.xinfo_groups("s")[0]["lag"] == want
         assert group_view(server, "s", "g").lag == want
+
+
+@pytest.mark.parametrize("version", NEW)
+def test_function_dump_restore_uses_the_profiles_rdb_version(version):
+    """FUNCTION DUMP on a Redis 8 profile: the footer's RDB version is the profile's (12 as 7.4, 13 on 8.6, 14 on 8.8 and 8.10), and
+    the payload restores (it failed with an internal KeyError on 8.0–8.6 before)."""
+    r = _client(version)
+    r.execute_command("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 1 end)")
+    payload = r.execute_command("FUNCTION", "DUMP")
+    rdb_version = 14 if PROFILES[version].has("xnack") else 13 if PROFILES[version].has("stream_idmp_rdb") else 12
+    assert payload[-10:-8] == rdb_version.to_bytes(2, "little")
+    r.execute_command("FUNCTION", "FLUSH")
+    assert r.execute_command("FUNCTION", "RESTORE", payload) == b"OK"
+    assert r.fcall("f", 0) == 1
