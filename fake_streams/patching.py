@@ -136,6 +136,8 @@ class FakeNetwork:
         self._servers: Dict[str, FakeStreamsServer] = {}
         self._lock = threading.Lock()
         self._classes: Dict[type, type] = {}
+        self._managed: Dict[bool, type] = {}  # Sentinel-managed connection classes (sync: False, asyncio: True)
+        self._placeholder: Optional[FakeStreamsServer] = None
 
     @property
     def sync_class(self) -> type:
@@ -148,9 +150,39 @@ class FakeNetwork:
         """The asyncio twin of :attr:`sync_class` (made on first use)."""
         return self._class_for(FakeStreamsAsyncConnection)
 
+    @property
+    def sentinel_sync_class(self) -> type:
+        """The class of this network in place of ``redis.sentinel.SentinelManagedConnection``: it connects to the
+        server of the address the sentinels name (:mod:`fake_streams.topology.sentinel_connection`)."""
+        return self._managed_class(False)
+
+    @property
+    def sentinel_async_class(self) -> type:
+        """The asyncio twin of :attr:`sentinel_sync_class`."""
+        return self._managed_class(True)
+
+    def _managed_class(self, is_async: bool) -> type:
+        cls = self._managed.get(is_async)
+        if cls is None:
+            from .topology.sentinel_connection import managed_class
+
+            made = managed_class(self, is_async)
+            with self._lock:
+                cls = self._managed.setdefault(is_async, made)
+        return cls
+
+    def placeholder(self) -> FakeStreamsServer:
+        """The server a Sentinel-managed connection is bound to until it connects (no address reaches it)."""
+        with self._lock:
+            if self._placeholder is None or self._placeholder.closed:
+                self._placeholder = FakeStreamsServer(self.version, self.clock)
+            return self._placeholder
+
     def replacement(self, stock: type) -> type:
         """The class a :class:`PoolPatch` puts in place of the stock connection class ``stock`` (made on first use)."""
         is_async = issubclass(stock, getattr(_aconn, "AbstractConnection", _aconn.Connection))
+        if stock.__name__.startswith("SentinelManaged") and stock.__module__.startswith("redis."):
+            return self.sentinel_async_class if is_async else self.sentinel_sync_class
         return self.async_class if is_async else self.sync_class
 
     def _class_for(self, base: type) -> type:
@@ -209,6 +241,8 @@ class FakeNetwork:
         """Close every server (their clients get ConnectionError from now on)."""
         with self._lock:
             servers = list({id(s): s for s in self._servers.values()}.values())
+            if self._placeholder is not None:
+                servers.append(self._placeholder)
         for server in servers:
             server.close()
 
@@ -331,7 +365,9 @@ class PoolPatch:
         if self.installed:
             return self
         self._saved = [pool.__dict__.get("connection_class", _MISSING) for pool in self._POOLS]
-        stocks: Tuple[Tuple[type, ...], ...] = (_SYNC_STOCK, _ASYNC_STOCK)
+        from .topology.sentinel_connection import managed_stock  # Sentinel pools: their managed connections too
+
+        stocks: Tuple[Tuple[type, ...], ...] = (_SYNC_STOCK + managed_stock(False), _ASYNC_STOCK + managed_stock(True))
         for pool, stock, repl in zip(self._POOLS, stocks, self._replacements):
             pool.connection_class = _Patched(stock, self, repl)
         node_cls = _async_cluster_node()

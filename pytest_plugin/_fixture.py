@@ -32,6 +32,8 @@ class FakeRedisStreams:
     * ``.faults`` — :class:`~fake_streams.faults.Faults` of ``.server`` (``fail_next``, ``drop``, ``outage``).
     * ``.connection_class`` / ``.async_connection_class`` — to inject where code takes a connection class.
     * ``.serve()`` — the same server over TCP for subprocesses and non-Python clients; returns its URL.
+    * ``.cluster`` / ``.sentinel`` — the :class:`~fake_streams.topology.FakeCluster` /
+      :class:`~fake_streams.topology.sentinel.FakeSentinel` of ``topology="cluster"`` / ``"sentinel"``.
     """
 
     real = False
@@ -46,9 +48,14 @@ class FakeRedisStreams:
         self._address, self._db = parse_address(self.url)
         #: the :class:`~fake_streams.topology.FakeCluster` of ``topology="cluster"`` (None: standalone)
         self.cluster: Any = None
+        #: the :class:`~fake_streams.topology.sentinel.FakeSentinel` of ``topology="sentinel"`` (None otherwise)
+        self.sentinel: Any = None
         if options.topology == "cluster":
             self.cluster = self._new_cluster()
             self.server: FakeStreamsServer = self.cluster.nodes[0].server
+        elif options.topology == "sentinel":
+            self.sentinel = self._new_sentinel()
+            self.server = self.sentinel.group.owner  # the dataset: the master's, whichever node is master now
         else:
             self.server = self.network.server_at(self._address)
         self._client: Any = None
@@ -71,6 +78,17 @@ class FakeRedisStreams:
                            clock=self.clock, network=self.network,
                            server_factory=functools.partial(_new_server, self.options.version, self.clock, ""))
 
+    def _new_sentinel(self) -> Any:
+        """A master at the url, ``sentinel_replicas`` replicas at the ports after it, a sentinel at
+        ``sentinel_port`` on the url's host, watching ``sentinel_master``."""
+        from fake_streams.topology.sentinel import FakeSentinel
+
+        host, _, port = self._address.rpartition(":")
+        options = self.options
+        return FakeSentinel(options.sentinel_master, options.sentinel_replicas, host=host, port=int(port),
+                            sentinel_port=options.sentinel_port, version=options.version, clock=self.clock,
+                            network=self.network, master=_new_server(options.version, self.clock, ""))
+
     def __repr__(self) -> str:
         return f"<fake_redis_streams url={self.url!r} version={self.options.version!r} clock={self.clock!r}>"
 
@@ -83,9 +101,12 @@ class FakeRedisStreams:
     @property
     def client(self) -> Any:
         """A sync ``redis.Redis`` on ``.url`` (created on first use, closed at teardown); with
-        ``topology="cluster"`` a ``redis.cluster.RedisCluster``."""
+        ``topology="cluster"`` a ``redis.cluster.RedisCluster``; with ``topology="sentinel"`` the master of
+        ``redis.sentinel.Sentinel(...).master_for(sentinel_master)`` (it follows a failover)."""
         if self._client is None and self.cluster is not None:
             self._client = self.cluster.client(**self._client_kwargs({}))
+        if self._client is None and self.sentinel is not None:
+            self._client = self.sentinel.master_for(db=self._db, **self._client_kwargs({}))
         if self._client is None:
             # the stock class bound by server=: no class made per test (a class is freed by the cyclic GC only);
             # = Redis.from_url(self.url, connection_class=…, server=…, …) with the URL parsed once per session
@@ -99,7 +120,12 @@ class FakeRedisStreams:
 
     def async_client(self, **kwargs: Any) -> redis.asyncio.Redis:
         """A new ``redis.asyncio.Redis`` on ``.url``; ``kwargs`` override the pool options (closed at teardown);
-        with ``topology="cluster"`` a ``redis.asyncio.cluster.RedisCluster``."""
+        with ``topology="cluster"`` a ``redis.asyncio.cluster.RedisCluster``, with ``topology="sentinel"`` the
+        master of ``redis.asyncio.sentinel.Sentinel(...).master_for(sentinel_master)``."""
+        if self.sentinel is not None:
+            master = self.sentinel.async_master_for(db=self._db, **self._client_kwargs(kwargs))
+            self._async_clients.append(master)
+            return master  # type: ignore[no-any-return]
         if self.cluster is not None:
             cluster_client = self.cluster.async_client(**self._client_kwargs(kwargs))
             self._async_clients.append(cluster_client)
@@ -185,6 +211,10 @@ class FakeRedisStreams:
             raise RuntimeError("fake_redis_streams.serve() serves one server; a cluster over TCP is "
                                "fake_streams.topology.serving.serve_cluster(n) or `python -m fake_streams serve "
                                "--cluster N`")
+        if self.sentinel is not None:
+            raise RuntimeError("fake_redis_streams.serve() serves one server; a sentinel deployment over TCP is "
+                               "fake_streams.topology.serving.serve_sentinel() or `python -m fake_streams serve "
+                               "--sentinel`")
         handle = serve(self.server, host=host, port=port)
         self._tcp.append(handle)
         # patched in-process clients of this URL must reach the same server, not a new one at that address

@@ -47,6 +47,7 @@ from time import perf_counter as _perf_counter
 from typing import Any, Dict, Iterator, Mapping, Optional, Tuple
 from weakref import WeakKeyDictionary
 
+import redis.exceptions
 from redis.connection import HiredisRespSerializer, PythonRespSerializer
 
 from ..blocking import BLOCKED
@@ -60,7 +61,7 @@ from . import auth, cluster
 from .access import stream_events_sent
 from .backend import error
 from .compat import SimpleError
-from .sessions import AsyncSession, SyncSession
+from .sessions import SERVER_CLOSED, AsyncSession, SyncSession
 
 #: global switch (tests/benchmarks); per server: ``server.fast_path = False``
 ENABLED = os.environ.get("FAKE_STREAMS_FAST_PATH", "1") not in ("0", "false", "no", "off")
@@ -653,6 +654,8 @@ class SyncFastPath:
         if sock is not None:
             if sock.__dict__.get("_sf_fast"):
                 return True
+            if sock._killed:  # the server hung up: reading the EOF fails, as redis-py's socket read does
+                raise redis.exceptions.ConnectionError(SERVER_CLOSED)
             if (timeout is not None and timeout <= 0 and self._server.connected  # type: ignore[attr-defined]
                     and self._selector is not None):  # type: ignore[attr-defined]
                 responses = sock.responses  # = fakeredis's can_read/check_can_read without waiting
@@ -713,7 +716,8 @@ class AsyncFastPath:
         return super().pack_command(*args)  # type: ignore[misc]
 
     async def can_read(self, *args: Any, **kwargs: Any) -> bool:
-        if pending(self._sock) is not None:  # type: ignore[attr-defined]
+        sock = self._sock  # type: ignore[attr-defined]
+        if pending(sock) is not None or getattr(sock, "_killed", False):  # killed: the hang-up's EOF is readable
             return True
         return await super().can_read(*args, **kwargs)  # type: ignore[misc]
 

@@ -27,7 +27,7 @@ from ..info import command_stat_name
 from ..lua import convert
 from ..lua.engine import ScriptEngine, ScriptError
 from ..reply import Status
-from . import auth, cluster
+from . import auth, cluster, replica
 from .compat import SimpleError, SimpleString
 from .overrides import override, signature
 
@@ -198,6 +198,9 @@ class SocketHost:
         write = is_write_command(sig.name.replace(" ", "|").encode()) or is_write_command(sig.name.encode())
         if read_only and write:
             return self._refused(stat_name, texts.ro_write)
+        readonly = replica.script_write_refused(sock, argv) if sock._sf_session.server.replication else None
+        if readonly is not None:  # scriptVerifyWriteCommandAllow: a read-only replica (counted as the write check is)
+            return self._refused(stat_name, readonly)
         if self.cluster_mode:  # scriptVerifyClusterState (after the write checks: a refused write still counts)
             refusal = cluster.script_refusal(sock, argv, name, cross_slot, self)
             if refusal is not None:

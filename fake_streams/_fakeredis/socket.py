@@ -30,7 +30,7 @@ import redis.exceptions
 from ..commands.base import CommandSpec
 from ..errors import ReplyError
 from ..info import command_stat_name
-from . import auth, cluster, keytouch, overrides, scripting
+from . import auth, cluster, keytouch, overrides, replica, scripting, sentinel
 from .backend import error
 from .compat import AsyncFakeSocket, SimpleError, extract_command, get_command_info
 from .routing import _as_bytes, _c_str, unknown_command_args
@@ -68,9 +68,14 @@ class StreamsSocketMixin:
                     return
             self._sf_fields = fields  # argv as typed (fakeredis lower-cases names): error texts quote it
             self._sf_top, self._sf_ran, self._sf_name = True, False, None
+            if fields and session.server.sentinel is not None and sentinel.refused(self, fields, session):
+                return
             if fields and not self._sf_open(fake) and self._sf_refused(fields, session):
                 return
             if fields and session.server.cluster_node is not None and cluster.refused(self, fields, session):
+                return
+            node = session.server.replication
+            if fields and node is not None and node.is_replica and replica.refused(self, fields, session):
                 return
             if getattr(fake, "_sf_script_running", False):  # a busy script answers without the lock (lua)
                 answer = scripting.busy_answer(self, fields)
