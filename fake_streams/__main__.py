@@ -61,6 +61,15 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--cluster", type=int, default=None, metavar="N",
                        help="serve a Redis Cluster of N masters on --port, --port + 1 … (0: free ports), one URL per "
                        "line on stdout (the first node's first)")
+    serve.add_argument("--sentinel", action="store_true",
+                       help="serve a Sentinel deployment: a sentinel on --sentinel-port watching the master "
+                       "--sentinel-master on --port and --sentinel-replicas replicas on --port + 1 … (0: free ports "
+                       "for all); stdout: the sentinel's URL, then the master's, then each replica's, one per line")
+    serve.add_argument("--sentinel-master", default="mymaster", metavar="NAME",
+                       help="the master's name (default: mymaster)")
+    serve.add_argument("--sentinel-replicas", type=int, default=1, metavar="N", help="number of replicas (default: 1)")
+    serve.add_argument("--sentinel-port", type=int, default=None, metavar="PORT",
+                       help="the sentinel's port (default: 26379; 0 with --port 0)")
 
     demo = commands.add_parser(
         "demo",
@@ -172,9 +181,43 @@ def _serve_cluster(host: str, port: int, nodes: int, version: str, clock_name: s
         return 0
 
 
+def _serve_sentinel(args: argparse.Namespace) -> int:
+    """``serve --sentinel`` (:func:`fake_streams.topology.serving.serve_sentinel`)."""
+    from .clock import ManualClock, SystemClock
+    from .topology.serving import serve_sentinel
+
+    if args.sentinel_replicas < 0:
+        print(f"fake-redis-streams: --sentinel-replicas must be 0 or more, not {args.sentinel_replicas}",
+              file=sys.stderr)
+        return 2
+    _raise_open_files_limit(args.maxclients * (args.sentinel_replicas + 2))
+    clock = ManualClock(args.start_ms) if args.clock == "manual" else SystemClock()
+    with _stop_on_signals() as stop:
+        try:
+            served = serve_sentinel(args.sentinel_master, args.sentinel_replicas, args.host, args.port,
+                                    args.sentinel_port, version=args.version, clock=clock, maxclients=args.maxclients)
+        except OSError as exc:
+            print(f"fake-redis-streams: cannot listen on {args.host}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        servers = served.sentinel.servers
+        for server in servers:  # SHUTDOWN on any instance ends the process too
+            server.shutdown_hooks.append(stop.set)
+        print("\n".join(served.urls), flush=True)
+        print(f"fake-redis-streams: a sentinel on {served.urls[0]} watching {args.sentinel_master!r} (profile "
+              f"{args.version}, {args.clock} clock): master {served.urls[1]}, replicas "
+              f"{', '.join(served.urls[2:]) or 'none'}; stop with Ctrl-C or SIGTERM", file=sys.stderr, flush=True)
+        stop.wait()
+        for server in servers:
+            server.stop_scripts()  # a looping Lua script would hold the server lock the close needs
+        served.close()
+        return 0
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Entry point of ``python -m fake_streams`` and of the ``fake-redis-streams`` script."""
     args = _parser().parse_args(argv)
+    if args.command == "serve" and args.sentinel:
+        return _serve_sentinel(args)
     if args.command == "serve" and args.cluster is not None:
         return _serve_cluster(args.host, args.port, args.cluster, args.version, args.clock, args.start_ms,
                               args.maxclients)

@@ -45,6 +45,7 @@ import itertools
 import threading
 import time
 import traceback
+import weakref
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Deque, Dict, List, Optional, Set, Tuple
@@ -128,10 +129,14 @@ QueueKey = Tuple[Any, bytes]  # (database identity, key)
 
 
 class BlockingRegistry:
-    """The blocked clients of one server (see the module docstring)."""
+    """The blocked clients of one server (see the module docstring).
+
+    It holds its server weakly (the server holds it): no reference cycle, so a closed server and what it
+    held are freed by reference counting, not left to the cyclic garbage collector (issue 13).
+    """
 
     def __init__(self, server: Any, safety_s: Optional[float] = DEFAULT_BLOCK_SAFETY_S) -> None:
-        self._server = server
+        self._server_ref = weakref.ref(server)
         self.safety_s = safety_s
         self._queues: Dict[QueueKey, Dict[Waiter, None]] = {}  # insertion-ordered: the FIFO
         self._waiters: Dict[Any, Waiter] = {}  # session -> its registration
@@ -148,6 +153,11 @@ class BlockingRegistry:
         self._cond = threading.Condition()
         self._timer = Timer(self, server.backend.lock)
         self.closed = False
+
+    @property
+    def _server(self) -> Any:
+        """The server (alive while anything can call this registry: its sessions and commands hold it)."""
+        return self._server_ref()
 
     # ------------------------------------------------------------------------------- parking
     def block(self, session: Any, spec: Any, req: BlockRequest, argv: List[bytes], now_ms: int) -> None:

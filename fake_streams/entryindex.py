@@ -95,6 +95,43 @@ class EntryIndex(IdIndex[Fields]):
         at = self._locate(k)
         return None if at is None else (self._encs[at[0]][at[1]], self._vals[at[0]][at[1]])
 
+    def fields_sorted(self, keys: List[int]) -> List[Optional[Fields]]:
+        """The fields of each of the ascending, distinct ``keys``, ``None`` where there is no such entry (a fresh
+        list, aligned with ``keys``). One C slice compare when the keys are neighbours in one chunk (a PEL of
+        consecutive deliveries), else a merge walk: O(log n + k) either way, no per-key method call."""
+        if not keys:
+            return []
+        maxes, chunks = self._maxes, self._keys
+        n = len(maxes)
+        first = keys[0]
+        i = bisect_left(maxes, first)
+        if i == n:
+            return [None] * len(keys)
+        ks = chunks[i]
+        j = bisect_left(ks, first)
+        stop = j + len(keys)
+        if ks[j:stop] == keys:
+            return self._vals[i][j:stop]  # type: ignore[return-value]
+        out: List[Optional[Fields]] = []
+        append = out.append
+        vals = self._vals
+        vs = vals[i]
+        top = maxes[i]
+        for k in keys:
+            if k > top:  # past chunk i: find the chunk of k (chunks only ever move forward)
+                i = bisect_left(maxes, k, i + 1)
+                if i == n:
+                    out += [None] * (len(keys) - len(out))
+                    return out
+                ks, vs, top, j = chunks[i], vals[i], maxes[i], 0
+            j = bisect_left(ks, k, j)  # j < len(ks): k <= the chunk's last key
+            if ks[j] == k:
+                append(vs[j])
+                j += 1
+            else:
+                append(None)
+        return out
+
     def last_entry(self) -> Optional[Tuple[int, bytes, Fields]]:
         """``(key, encoded id, fields)`` of the greatest entry or ``None``. O(1)."""
         if not self._keys:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, FrozenSet, Iterator, List, Optional, Sequence, Union
 
@@ -83,13 +84,19 @@ class Faults:
     """The fault rules of one server (thread-safe). See the module docstring."""
 
     def __init__(self, server: Any = None) -> None:
-        self.server = server
+        self._server_ref = None if server is None else weakref.ref(server)
         self.rules: List[Rule] = []
         self.fired: List[Fired] = []
         #: True while no rule has a failure left to inject: :meth:`on_command` would answer None to every
         #: command, so the transport may skip it (read without the lock; kept by :meth:`_rules_changed`)
         self.idle = True
         self._lock = threading.Lock()
+
+    @property
+    def server(self) -> Any:
+        """The server these faults are installed on (None: none). Held weakly, since the server holds its
+        faults: no reference cycle keeps a closed server for the cyclic garbage collector (issue 13)."""
+        return None if self._server_ref is None else self._server_ref()
 
     def _rules_changed(self) -> None:
         """Recompute :attr:`idle` (lock held) after rules were armed, fired or cleared; spent rules are kept

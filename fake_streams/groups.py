@@ -313,6 +313,19 @@ class ConsumerGroup:
         neighbouring keys in each previous owner's PEL, and O(k (log n + L)) unless the keys are above
         every key ``consumer`` has pending (then they are appended).
         """
+        first = nacks[0].consumer
+        for nack in nacks:
+            if nack.consumer is not first:
+                break
+        else:  # one previous owner (the common case): no per-entry lists
+            if first is consumer:
+                return
+            for nack in nacks:
+                nack.consumer = consumer
+            if first.pel.pop_run(keys) is None:  # not neighbours in one chunk of the old owner's PEL
+                first.pel.pop_sorted(keys)
+            self._add_owned(consumer, keys, nacks)
+            return
         moved_k: List[int] = []
         moved_n: List[PendingEntry] = []
         previous: List[Consumer] = []
@@ -333,12 +346,18 @@ class ConsumerGroup:
                 owned.setdefault(owner, []).append(k)
             for owner, ks in owned.items():
                 owner.pel.pop_sorted(ks)
+        self._add_owned(consumer, moved_k, moved_n)
+
+    @staticmethod
+    def _add_owned(consumer: Consumer, keys: List[int], nacks: List[PendingEntry]) -> None:
+        """Put ``keys`` (ascending) with their ``nacks`` in ``consumer``'s PEL: appended when above its keys, O(k),
+        else inserted one by one, O(k (log n + L))."""
         pel = consumer.pel
         last = pel.last_k()
-        if last is None or moved_k[0] > last:
-            pel.extend_k(moved_k, moved_n)
+        if last is None or keys[0] > last:
+            pel.extend_k(keys, nacks)
         else:
-            for k, nack in zip(moved_k, moved_n):
+            for k, nack in zip(keys, nacks):
                 pel.set_k(k, nack)
 
     def _pop_owned(self, removed: List[int], nacks: List[PendingEntry]) -> None:

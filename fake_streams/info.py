@@ -279,8 +279,10 @@ class ServerStats:
         stat.buckets[int(usec / n).bit_length() & 63] += n
         self.dirty += n
 
-    def called(self, name: str, usec: float, error: Optional[str] = None, write: bool = False) -> None:
-        """A command ran (top level, in EXEC or from a script): ``error`` is its error reply's text, if any. O(1):
+    def called(self, name: str, usec: float, error: Optional[str] = None, write: bool = False,
+               counted: bool = True) -> None:
+        """A command ran (top level, in EXEC or from a script): ``error`` is its error reply's text, if any
+        (``counted`` False: a failed call whose error errorstats skip, ``ERR_REPLY_FLAG_NO_STATS_UPDATE``). O(1):
         the hot one (every command); ``total_commands`` is summed when INFO asks."""
         stat = self.commands.get(name)
         if stat is None:
@@ -290,7 +292,8 @@ class ServerStats:
         stat.buckets[int(usec).bit_length() & 63] += 1
         if error is not None:
             stat.failed += 1
-            self.error_reply(error)
+            if counted:
+                self.error_reply(error)
         elif write:
             self.dirty += 1
 
@@ -448,9 +451,15 @@ class InfoRenderer:
         self.peak = 0
         #: a cluster node's INFO: ``redis_mode:cluster``, ``cluster_enabled:1`` (set by the server)
         self.cluster_enabled = False
+        #: a node of a replication group (:class:`~fake_streams.topology.replica.ReplicaNode`): its INFO replication
+        self.replication: Any = None
+        #: a sentinel's INFO: ``redis_mode:sentinel`` (set by the server)
+        self.sentinel_mode = False
 
     @property
     def mode(self) -> str:
+        if self.sentinel_mode:
+            return "sentinel"
         return "cluster" if self.cluster_enabled else "standalone"
 
     # The render methods return the section's (name, value) pairs; names come from FIELDS, values from here.
@@ -466,6 +475,8 @@ class InfoRenderer:
         if section in GENERATED:
             return getattr(self, "_gen_" + section)(stats, snap)
         values = getattr(self, "_val_" + section)(stats, snap, now_ms)
+        if section == "replication" and self.replication is not None:
+            return list(self.replication.info_fields(values["repl_backlog_size"], self.profile))
         return [(name, values[name]) for name in field_names(self.profile.table_name, section)]
 
     # -- listed sections -----------------------------------------------------------------------

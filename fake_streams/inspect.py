@@ -308,8 +308,15 @@ def render(servers: Dict[str, FakeStreamsServer], max_entries: int = 10) -> str:
     for address, server in servers.items():
         if getattr(server, "closed", False):
             continue
-        keys = stream_keys(server)
         head = f"{_where(server) if address else repr(server)}  (profile {server.version}, {server.clock!r})"
+        node, sentinel = getattr(server, "replication", None), getattr(server, "sentinel", None)
+        if node is not None and node.is_replica:  # the master's dataset, shown once (under the master)
+            blocks.append(f"{head}\n  replica of {node.master.address}: the master's data")
+            continue
+        if sentinel is not None:
+            blocks.append(f"{head}\n  sentinel watching {sentinel.master_name!r} (master {sentinel.master.address})")
+            continue
+        keys = stream_keys(server)
         if not keys:
             blocks.append(f"{head}\n  no streams")
             continue
@@ -370,6 +377,7 @@ _FEATURE_COMMANDS = {
     "no_multi_names_the_command": "MULTI, WATCH, SAVE (in MULTI)",
     "lua_module_listed": "HELLO, INFO",
     "script_names_unknown_subcommands": "EVAL / FCALL (redis.call of an unknown subcommand)",
+    "script_acl_counts_noperm": "INFO errorstats (EVAL / FCALL: a redis.call refused by ACL)",
     "renamed_key_is_a_new_object": "RENAME, RENAMENX, MOVE (OBJECT FREQ)",
 }
 

@@ -75,11 +75,21 @@ def parse_address(url: str) -> Tuple[str, int]:
     >>> parse_address("cache")
     ('cache:6379', 0)
     """
+    parsed = _PARSED.get(url)
+    if parsed is not None:
+        return parsed
     if "://" not in url:
         host, _, port = url.rpartition(":") if url.count(":") == 1 else (url, "", "")
-        return address_of({"host": host or url, "port": int(port) if port else 6379}), 0
-    kwargs = _sconn.parse_url(url)
-    return address_of(kwargs), int(kwargs.get("db") or 0)
+        parsed = address_of({"host": host or url, "port": int(port) if port else 6379}), 0
+    else:
+        kwargs = _sconn.parse_url(url)
+        parsed = address_of(kwargs), int(kwargs.get("db") or 0)
+    if len(_PARSED) < 1024:  # URLs a suite uses: a handful (redis-py's parse_url costs more than a server)
+        _PARSED[url] = parsed
+    return parsed
+
+
+_PARSED: Dict[str, Tuple[str, int]] = {}
 
 
 class _HostFilter:
@@ -126,6 +136,8 @@ class FakeNetwork:
         self._servers: Dict[str, FakeStreamsServer] = {}
         self._lock = threading.Lock()
         self._classes: Dict[type, type] = {}
+        self._managed: Dict[bool, type] = {}  # Sentinel-managed connection classes (sync: False, asyncio: True)
+        self._placeholder: Optional[FakeStreamsServer] = None
 
     @property
     def sync_class(self) -> type:
@@ -138,9 +150,39 @@ class FakeNetwork:
         """The asyncio twin of :attr:`sync_class` (made on first use)."""
         return self._class_for(FakeStreamsAsyncConnection)
 
+    @property
+    def sentinel_sync_class(self) -> type:
+        """The class of this network in place of ``redis.sentinel.SentinelManagedConnection``: it connects to the
+        server of the address the sentinels name (:mod:`fake_streams.topology.sentinel_connection`)."""
+        return self._managed_class(False)
+
+    @property
+    def sentinel_async_class(self) -> type:
+        """The asyncio twin of :attr:`sentinel_sync_class`."""
+        return self._managed_class(True)
+
+    def _managed_class(self, is_async: bool) -> type:
+        cls = self._managed.get(is_async)
+        if cls is None:
+            from .topology.sentinel_connection import managed_class
+
+            made = managed_class(self, is_async)
+            with self._lock:
+                cls = self._managed.setdefault(is_async, made)
+        return cls
+
+    def placeholder(self) -> FakeStreamsServer:
+        """The server a Sentinel-managed connection is bound to until it connects (no address reaches it)."""
+        with self._lock:
+            if self._placeholder is None or self._placeholder.closed:
+                self._placeholder = FakeStreamsServer(self.version, self.clock)
+            return self._placeholder
+
     def replacement(self, stock: type) -> type:
         """The class a :class:`PoolPatch` puts in place of the stock connection class ``stock`` (made on first use)."""
         is_async = issubclass(stock, getattr(_aconn, "AbstractConnection", _aconn.Connection))
+        if stock.__name__.startswith("SentinelManaged") and stock.__module__.startswith("redis."):
+            return self.sentinel_async_class if is_async else self.sentinel_sync_class
         return self.async_class if is_async else self.sync_class
 
     def _class_for(self, base: type) -> type:
@@ -199,6 +241,8 @@ class FakeNetwork:
         """Close every server (their clients get ConnectionError from now on)."""
         with self._lock:
             servers = list({id(s): s for s in self._servers.values()}.values())
+            if self._placeholder is not None:
+                servers.append(self._placeholder)
         for server in servers:
             server.close()
 
@@ -225,29 +269,41 @@ class _NetworkOf:
         return self._ref()  # type: ignore[no-any-return]
 
 
-def _descriptor(stock: Tuple[type, ...], pick: Callable[[Any, type], type], hosts: _HostFilter,
-                slot: Any = None) -> property:
-    """``slot``: the ``__slots__`` member the value lives in (redis.asyncio.cluster.ClusterNode), else ``__dict__``."""
+class _Patched:
+    """The data descriptor a :class:`PoolPatch` puts on a pool class (``connection_class``): the stock classes are
+    answered with the patch's replacement unless the pool's address passes through. ``member``: the ``__slots__``
+    member the value lives in (redis.asyncio.cluster.ClusterNode), else the instance ``__dict__``. One small
+    object per pool class and patch (no closures): a fixture test makes three."""
 
-    def get(pool: Any) -> Any:
-        if slot is None:
+    __slots__ = ("stock", "patch", "repl", "member")
+
+    def __init__(self, stock: Tuple[type, ...], patch: PoolPatch, repl: Any, member: Any = None) -> None:
+        self.stock = stock
+        self.patch = patch
+        self.repl = repl
+        self.member = member
+
+    def __get__(self, pool: Any, owner: Any = None) -> Any:
+        if pool is None:  # the class attribute itself
+            return self
+        member = self.member
+        if member is None:
             cls = pool.__dict__.get("connection_class")
         else:
             try:
-                cls = slot.__get__(pool, type(pool))
+                cls = member.__get__(pool, type(pool))
             except AttributeError:
                 cls = None
-        if cls in stock and not (hosts and hosts.passes(_kwargs_of(pool))):
-            return pick(pool, cls)
+        hosts = self.patch.hosts
+        if cls in self.stock and not (hosts and hosts.passes(_kwargs_of(pool))):
+            return self.patch._pick(pool, cls, self.repl)
         return cls
 
-    def set_(pool: Any, value: Any) -> None:
-        if slot is None:
+    def __set__(self, pool: Any, value: Any) -> None:
+        if self.member is None:
             pool.__dict__["connection_class"] = value
         else:
-            slot.__set__(pool, value)
-
-    return property(get, set_, doc="patched by fake_streams.patching: stock connection classes are faked")
+            self.member.__set__(pool, value)
 
 
 def _kwargs_of(pool: Any) -> Dict[str, Any]:
@@ -279,7 +335,7 @@ def _async_cluster_node() -> Any:
         return None
     member = ClusterNode.__dict__.get("connection_class")
     if not _NODE_SLOT:
-        if member is None or isinstance(member, property):
+        if member is None or isinstance(member, (property, _Patched)):
             return None
         _NODE_SLOT.append(member)
     return ClusterNode
@@ -301,7 +357,7 @@ class PoolPatch:
         self._replacements = (sync_class, async_class)
         self._saved: List[Any] = []
         self._made: set = set()
-        self._pools: Any = weakref.WeakSet()  # pools that got a replacement class
+        self._pools: Any = None  # a WeakSet of the pools that got a replacement class (made on first use)
         self._lock = threading.Lock()
         self.installed = False
 
@@ -309,27 +365,28 @@ class PoolPatch:
         if self.installed:
             return self
         self._saved = [pool.__dict__.get("connection_class", _MISSING) for pool in self._POOLS]
-        stocks: Tuple[Tuple[type, ...], ...] = (_SYNC_STOCK, _ASYNC_STOCK)
+        from .topology.sentinel_connection import managed_stock  # Sentinel pools: their managed connections too
+
+        stocks: Tuple[Tuple[type, ...], ...] = (_SYNC_STOCK + managed_stock(False), _ASYNC_STOCK + managed_stock(True))
         for pool, stock, repl in zip(self._POOLS, stocks, self._replacements):
-            pool.connection_class = _descriptor(stock, self._picker(repl), self.hosts)
+            pool.connection_class = _Patched(stock, self, repl)
         node_cls = _async_cluster_node()
         if node_cls is not None:
             self._saved.append(node_cls.__dict__["connection_class"])
-            node_cls.connection_class = _descriptor(_ASYNC_STOCK, self._picker(self._replacements[1]), self.hosts,
-                                                    slot=_NODE_SLOT[0])
+            node_cls.connection_class = _Patched(_ASYNC_STOCK, self, self._replacements[1], _NODE_SLOT[0])
         self.installed = True
         return self
 
-    def _picker(self, repl: Any) -> Callable[[Any, type], type]:
-        def pick(pool: Any, stock: type) -> type:
-            cls = repl(stock) if not isinstance(repl, type) else repl
-            with self._lock:  # pools may be built in several threads at once
-                self._made.add(cls)
-                if hasattr(pool, "__dict__"):  # not an asyncio ClusterNode (slots, no weak references, no pool)
-                    self._pools.add(pool)
-            return cls
-
-        return pick
+    def _pick(self, pool: Any, stock: type, repl: Any) -> type:
+        """The class a patched pool gets for ``stock`` (``repl`` itself, or ``repl(stock)``); the pool is remembered."""
+        cls = repl(stock) if not isinstance(repl, type) else repl
+        with self._lock:  # pools may be built in several threads at once
+            self._made.add(cls)
+            if hasattr(pool, "__dict__"):  # not an asyncio ClusterNode (slots, no weak references, no pool)
+                if self._pools is None:
+                    self._pools = weakref.WeakSet()
+                self._pools.add(pool)
+        return cls
 
     def uninstall(self) -> None:
         """Restore the previous descriptor, then empty the pools holding our connections, so a
@@ -345,8 +402,8 @@ class PoolPatch:
                 pool.connection_class = saved
         self.installed = False
         with self._lock:
-            made, pools = tuple(self._made), list(self._pools)
-            self._pools = weakref.WeakSet()
+            made, pools = tuple(self._made), list(self._pools or ())
+            self._pools = None
         for pool in pools:
             conns = _connections_of(pool)
             if made and any(isinstance(c, made) for c in conns):

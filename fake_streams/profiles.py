@@ -49,6 +49,7 @@ FEATURES: Mapping[str, str] = MappingProxyType(
         "noauth_before_command_checks": "an unauthenticated client gets NOAUTH before unknown-command / arity errors (V9.1)",
         "no_multi_names_the_command": "a command refused inside MULTI is named: \"ERR Command 'watch' not allowed inside a transaction\" (V9.1)",
         "lua_module_listed": "HELLO 'modules' and INFO Modules list the built-in lua scripting engine module (V9.1)",
+        "script_acl_counts_noperm": "a script command refused by ACL counts as NOPERM in INFO errorstats (the script still gets 'ERR ACL failure in script: …') (V9.1)",
         "script_names_unknown_subcommands": "redis.call of an unknown subcommand gets the command's own 'unknown subcommand … Try X HELP.' error, not 'Unknown command called from script' (V9.1)",
         "renamed_key_is_a_new_object": "RENAME / RENAMENX / MOVE make a new object (the key is embedded in it): the key's LFU counter starts afresh (V9.1)",
         "script_cluster_module_texts": "a script command refused by a cluster node's slot check gets the module API's texts: 'Can not execute a command '<name>' while the cluster is down', else 'Attempted to access a non local key in a cluster node' (several slots in one command, a slot not served, another node's key, a migration); the cross-slot check between commands keeps its script text (V9.1)",
@@ -66,7 +67,7 @@ _VALKEY_9 = frozenset({
     "reestimating_read_counter", "unshared_small_integers", "embstr_holds_the_key", "noauth_before_command_checks",
     "no_multi_names_the_command", "lua_module_listed", "valkey_9_script_texts", "renamed_key_is_a_new_object",
     "script_cluster_module_texts",
-    "script_names_unknown_subcommands",
+    "script_names_unknown_subcommands", "script_acl_counts_noperm",
 })
 #: the Redis 7.x / Valkey 8.0 feature set: neither Redis 8's nor Valkey 9's switches
 _R7 = _ALL - REDIS8_FEATURES - _VALKEY_9

@@ -167,6 +167,12 @@ class FakeStreamsServer:
     _registry: ClassVar[Dict[str, FakeStreamsServer]] = {}
     #: the :class:`~fake_streams.topology.cluster.ClusterNode` this server is (cluster mode), or None (standalone)
     cluster_node: Any = None
+    #: the :class:`~fake_streams.topology.replica.ReplicaNode` this server is (a master or replica of a replication
+    #: group), or None
+    replication: Any = None
+    #: the :class:`~fake_streams.topology.sentinel.SentinelState` of a sentinel (this server answers only the
+    #: sentinel's commands), or None
+    sentinel: Any = None
     _registry_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(
@@ -373,13 +379,20 @@ class FakeStreamsServer:
     # ------------------------------------------------------------------------------------ INFO
     def info(self, sections: Sequence[bytes]) -> bytes:
         """The INFO reply for ``INFO sections…`` (lock held): every section and field the profile's server
-        reports, with live values (:mod:`fake_streams.info`)."""
+        reports, with live values (:mod:`fake_streams.info`); a sentinel's own sections on a sentinel."""
+        if self.sentinel is not None:
+            self._info.sentinel_mode = True
+            return self.sentinel.info(sections, self._render_info)  # type: ignore[no-any-return]
+        return self._render_info(sections)
+
+    def _render_info(self, sections: Sequence[bytes]) -> bytes:
         names = info_model.select(self.profile.table_name, sections)
         with_keys = "memory" in names or "keyspace" in names
         port = self.address.rsplit(":", 1)[-1] if self.address and not self.address.startswith("unix:") else "6379"
         snap = _fakeredis.info_snapshot(self.backend, self.blocking.snapshot(), int(port) if port.isdigit() else 0,
                                         with_keys)
         self._info.cluster_enabled = self.cluster_node is not None
+        self._info.replication = self.replication
         return self._info.render(sections, self.stats, snap, self.clock.now_ms())
 
     # ---------------------------------------------------------------------------- management

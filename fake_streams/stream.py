@@ -184,6 +184,11 @@ class Stream:
         after a lookup of the previous entry."""
         return self._entries.entry_k(key)
 
+    def fields_sorted(self, keys: List[int]) -> List[Optional[Fields]]:
+        """The field tuples of the live entries with the ascending 128-bit ``keys`` (``None`` where absent), aligned
+        with ``keys``. O(log n + k) (:meth:`EntryIndex.fields_sorted`)."""
+        return self._entries.fields_sorted(keys)
+
     def __contains__(self, sid: object) -> bool:
         return sid in self._entries
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any, Dict, List, Optional, Tuple
 
 import redis
 import redis.asyncio
+from redis.connection import parse_url
 
 from fake_streams import inspect as views
 from fake_streams.clock import Clock, ManualClock, SystemClock
@@ -30,6 +32,8 @@ class FakeRedisStreams:
     * ``.faults`` — :class:`~fake_streams.faults.Faults` of ``.server`` (``fail_next``, ``drop``, ``outage``).
     * ``.connection_class`` / ``.async_connection_class`` — to inject where code takes a connection class.
     * ``.serve()`` — the same server over TCP for subprocesses and non-Python clients; returns its URL.
+    * ``.cluster`` / ``.sentinel`` — the :class:`~fake_streams.topology.FakeCluster` /
+      :class:`~fake_streams.topology.sentinel.FakeSentinel` of ``topology="cluster"`` / ``"sentinel"``.
     """
 
     real = False
@@ -38,13 +42,20 @@ class FakeRedisStreams:
         self.options = options
         self.url: str = options.url
         self.clock: Clock = ManualClock(options.start_ms) if options.clock == "manual" else SystemClock()
-        self.network = FakeNetwork(options.version, self.clock, factory=self._new_server)
+        # the factory does not hold the handle: no handle <-> network cycle for the cyclic GC (issue 13)
+        self.network = FakeNetwork(options.version, self.clock, factory=functools.partial(_new_server, options.version,
+                                                                                          self.clock))
         self._address, self._db = parse_address(self.url)
         #: the :class:`~fake_streams.topology.FakeCluster` of ``topology="cluster"`` (None: standalone)
         self.cluster: Any = None
+        #: the :class:`~fake_streams.topology.sentinel.FakeSentinel` of ``topology="sentinel"`` (None otherwise)
+        self.sentinel: Any = None
         if options.topology == "cluster":
             self.cluster = self._new_cluster()
             self.server: FakeStreamsServer = self.cluster.nodes[0].server
+        elif options.topology == "sentinel":
+            self.sentinel = self._new_sentinel()
+            self.server = self.sentinel.group.owner  # the dataset: the master's, whichever node is master now
         else:
             self.server = self.network.server_at(self._address)
         self._client: Any = None
@@ -64,12 +75,19 @@ class FakeRedisStreams:
             raise ValueError(f"fake_redis_streams: a cluster has database 0 only; url {self.url!r} names {self._db}")
         host, _, port = self._address.rpartition(":")
         return FakeCluster(self.options.cluster_nodes, host=host, base_port=int(port), version=self.options.version,
-                           clock=self.clock, network=self.network, server_factory=lambda: self._new_server(""))
+                           clock=self.clock, network=self.network,
+                           server_factory=functools.partial(_new_server, self.options.version, self.clock, ""))
 
-    def _new_server(self, address: str) -> FakeStreamsServer:
-        server = FakeStreamsServer(self.options.version, self.clock)
-        Faults.install(server)
-        return server
+    def _new_sentinel(self) -> Any:
+        """A master at the url, ``sentinel_replicas`` replicas at the ports after it, a sentinel at
+        ``sentinel_port`` on the url's host, watching ``sentinel_master``."""
+        from fake_streams.topology.sentinel import FakeSentinel
+
+        host, _, port = self._address.rpartition(":")
+        options = self.options
+        return FakeSentinel(options.sentinel_master, options.sentinel_replicas, host=host, port=int(port),
+                            sentinel_port=options.sentinel_port, version=options.version, clock=self.clock,
+                            network=self.network, master=_new_server(options.version, self.clock, ""))
 
     def __repr__(self) -> str:
         return f"<fake_redis_streams url={self.url!r} version={self.options.version!r} clock={self.clock!r}>"
@@ -83,19 +101,31 @@ class FakeRedisStreams:
     @property
     def client(self) -> Any:
         """A sync ``redis.Redis`` on ``.url`` (created on first use, closed at teardown); with
-        ``topology="cluster"`` a ``redis.cluster.RedisCluster``."""
+        ``topology="cluster"`` a ``redis.cluster.RedisCluster``; with ``topology="sentinel"`` the master of
+        ``redis.sentinel.Sentinel(...).master_for(sentinel_master)`` (it follows a failover)."""
         if self._client is None and self.cluster is not None:
             self._client = self.cluster.client(**self._client_kwargs({}))
+        if self._client is None and self.sentinel is not None:
+            self._client = self.sentinel.master_for(db=self._db, **self._client_kwargs({}))
         if self._client is None:
-            # the stock class bound by server=: no class made per test (a class is freed by the cyclic GC only)
-            self._client = redis.Redis.from_url(
-                self.url, connection_class=FakeStreamsConnection, server=self.server, **self._client_kwargs({})
-            )
+            # the stock class bound by server=: no class made per test (a class is freed by the cyclic GC only);
+            # = Redis.from_url(self.url, connection_class=…, server=…, …) with the URL parsed once per session
+            kwargs = self._client_kwargs({})
+            kwargs.update(_url_options(self.url))
+            kwargs["connection_class"] = FakeStreamsConnection
+            client = redis.Redis(connection_pool=redis.ConnectionPool(server=self.server, **kwargs))
+            client.auto_close_connection_pool = True
+            self._client = client
         return self._client
 
     def async_client(self, **kwargs: Any) -> redis.asyncio.Redis:
         """A new ``redis.asyncio.Redis`` on ``.url``; ``kwargs`` override the pool options (closed at teardown);
-        with ``topology="cluster"`` a ``redis.asyncio.cluster.RedisCluster``."""
+        with ``topology="cluster"`` a ``redis.asyncio.cluster.RedisCluster``, with ``topology="sentinel"`` the
+        master of ``redis.asyncio.sentinel.Sentinel(...).master_for(sentinel_master)``."""
+        if self.sentinel is not None:
+            master = self.sentinel.async_master_for(db=self._db, **self._client_kwargs(kwargs))
+            self._async_clients.append(master)
+            return master  # type: ignore[no-any-return]
         if self.cluster is not None:
             cluster_client = self.cluster.async_client(**self._client_kwargs(kwargs))
             self._async_clients.append(cluster_client)
@@ -181,6 +211,10 @@ class FakeRedisStreams:
             raise RuntimeError("fake_redis_streams.serve() serves one server; a cluster over TCP is "
                                "fake_streams.topology.serving.serve_cluster(n) or `python -m fake_streams serve "
                                "--cluster N`")
+        if self.sentinel is not None:
+            raise RuntimeError("fake_redis_streams.serve() serves one server; a sentinel deployment over TCP is "
+                               "fake_streams.topology.serving.serve_sentinel() or `python -m fake_streams serve "
+                               "--sentinel`")
         handle = serve(self.server, host=host, port=port)
         self._tcp.append(handle)
         # patched in-process clients of this URL must reach the same server, not a new one at that address
@@ -250,6 +284,28 @@ class FakeRedisStreams:
                     "@pytest.mark.fake_redis_streams(assert_all_faults_triggered=False)."
                 )
         return problems
+
+
+#: url -> what redis-py's ``parse_url`` makes of it (strings, numbers, classes: nothing of a test's)
+_URL_OPTIONS: Dict[str, Dict[str, Any]] = {}
+
+
+def _url_options(url: str) -> Dict[str, Any]:
+    """``redis.connection.parse_url(url)`` (what ``ConnectionPool.from_url`` adds to its kwargs), parsed once per URL
+    (it costs more than the rest of the client's construction); a fresh copy each time."""
+    options = _URL_OPTIONS.get(url)
+    if options is None:
+        options = parse_url(url)
+        if len(_URL_OPTIONS) < 1024:  # a suite's URLs: a handful
+            _URL_OPTIONS[url] = options
+    return dict(options)
+
+
+def _new_server(version: str, clock: Clock, address: str) -> FakeStreamsServer:
+    """A server of the fixture: faults installed (idle until a rule is armed)."""
+    server = FakeStreamsServer(version, clock)
+    Faults.install(server)
+    return server
 
 
 def close_async(client: Any) -> None:

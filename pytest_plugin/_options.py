@@ -37,12 +37,17 @@ FIELDS: Dict[str, Tuple[Any, str]] = {
     "url": ("redis://localhost:6379/0", "address of .server / .client (other addresses are other servers)"),
     "passthrough_hosts": ((), "hosts ('host', 'host:port', 'unix:/path') that keep real connections while patched"),
     "assert_all_faults_triggered": (True, "fail the test if a fault armed with fail_next() never fired"),
-    "topology": ("standalone", "'standalone' or 'cluster' (cluster_nodes masters at the url's port and the ports "
-                               "after it, for redis.cluster.RedisCluster)"),
+    "topology": ("standalone", "'standalone', 'cluster' (cluster_nodes masters at the url's port and the ports "
+                               "after it, for redis.cluster.RedisCluster) or 'sentinel' (a master at the url, "
+                               "sentinel_replicas replicas at the ports after it, a sentinel at sentinel_port)"),
     "cluster_nodes": (3, "number of masters of topology='cluster' (1 or more)"),
+    "sentinel_master": ("mymaster", "the master's name of topology='sentinel'"),
+    "sentinel_replicas": (1, "number of replicas of topology='sentinel' (0 or more)"),
+    "sentinel_port": (26379, "the sentinel's port of topology='sentinel' (on the url's host)"),
 }
 #: options settable from ini and the command line (name -> CLI help); the rest are ini-only
-CLI = ("version", "clock", "start_ms", "patch", "protocol", "url", "topology", "cluster_nodes")
+CLI = ("version", "clock", "start_ms", "patch", "protocol", "url", "topology", "cluster_nodes", "sentinel_master",
+       "sentinel_replicas", "sentinel_port")
 #: defaults shown by name in the marker's signature: pytest cuts a ``markers`` line at its first ``:`` into
 #: signature and description (pytest >= 9.1 strips the description, so ``'redis://...'`` would read
 #: ``'redis: //...'``); their values follow in the description
@@ -67,6 +72,9 @@ class Options:
     assert_all_faults_triggered: bool
     topology: str
     cluster_nodes: int
+    sentinel_master: str
+    sentinel_replicas: int
+    sentinel_port: int
 
     def __init__(self, explicit: Optional[Dict[str, Any]] = None, **kwargs: Any) -> None:
         __tracebackhide__ = True
@@ -108,8 +116,14 @@ class Options:
         if isinstance(self.passthrough_hosts, str):
             self.passthrough_hosts = (self.passthrough_hosts,)
         self.passthrough_hosts = tuple(str(h) for h in self.passthrough_hosts)
-        if self.topology not in ("standalone", "cluster"):
-            raise ValueError(f"fake_redis_streams: topology must be 'standalone' or 'cluster', not {self.topology!r}")
+        if self.topology not in ("standalone", "cluster", "sentinel"):
+            raise ValueError(f"fake_redis_streams: topology must be 'standalone', 'cluster' or 'sentinel', not "
+                             f"{self.topology!r}")
+        self.sentinel_master = str(self.sentinel_master)
+        self.sentinel_replicas = _int("sentinel_replicas", self.sentinel_replicas)
+        if self.sentinel_replicas < 0:
+            raise ValueError(f"fake_redis_streams: sentinel_replicas must be 0 or more, not {self.sentinel_replicas}")
+        self.sentinel_port = _int("sentinel_port", self.sentinel_port)
         self.cluster_nodes = _int("cluster_nodes", self.cluster_nodes)
         if self.cluster_nodes < 1:
             raise ValueError(f"fake_redis_streams: cluster_nodes must be 1 or more, not {self.cluster_nodes}")
@@ -176,8 +190,27 @@ def addoption(parser: Any) -> None:
                   default=None)
 
 
+_CONFIGURED: Any = None  # the pytest StashKey of configured()'s result (made on first use: pytest imported)
+
+
 def configured(config: Any) -> Dict[str, Any]:
-    """The options set in ini files and on the command line (CLI wins)."""
+    """The options set in ini files and on the command line (CLI wins): read once per session (neither changes
+    while it runs; every test asks), a fresh copy each time."""
+    global _CONFIGURED
+    stash = getattr(config, "stash", None)
+    if stash is None:  # not a pytest Config (a stand-in): read it
+        return _read_configured(config)
+    if _CONFIGURED is None:
+        import pytest
+
+        _CONFIGURED = pytest.StashKey[Dict[str, Any]]()
+    cached = stash.get(_CONFIGURED, None)
+    if cached is None:
+        cached = stash[_CONFIGURED] = _read_configured(config)
+    return dict(cached)
+
+
+def _read_configured(config: Any) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for name in FIELDS:
         value = config.getini(f"fake_redis_streams_{name}")

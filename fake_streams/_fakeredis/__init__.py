@@ -34,7 +34,9 @@ from . import (  # each module that registers overrides is imported here
     cluster,  # noqa: F401
     config_cmd,  # noqa: F401
     dumprestore,  # noqa: F401
+    replica,  # noqa: F401
     scripting,  # noqa: F401
+    sentinel,  # noqa: F401
     server_cmds,  # noqa: F401
     shutdown,  # noqa: F401
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import defaultdict
 from typing import Any, DefaultDict, Dict, Optional, cast
 
 from ..dbhooks import hook_database
@@ -212,10 +213,19 @@ class Backend:
             _wake(db)
 
     def shutdown(self) -> None:
-        """Refuse further commands and connections (ConnectionError), then wake fakeredis's blocked clients."""
+        """Refuse further commands and connections (ConnectionError), wake fakeredis's blocked clients, then
+        drop the back-references that make the server a reference cycle: each database's blocking registry
+        and the databases' factory (fakeredis's closes over its server). The data stays readable (views,
+        reports); a closed server and everything it holds is then freed by reference counting, not left
+        to the cyclic garbage collector (issue 13). O(databases)."""
         self.fake.connected = False
         with self.lock:
             self.wake()
+            dbs = self.fake.dbs
+            for db in dbs.values():
+                db._sf_registry = None  # type: ignore[attr-defined]  # ours (fake_streams.dbhooks)
+            if isinstance(dbs, defaultdict):
+                dbs.default_factory = None
 
 
 def to_wire(reply: Any) -> Any:

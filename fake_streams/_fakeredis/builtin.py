@@ -27,16 +27,23 @@ def hello(sock: Any, *args: bytes) -> Any:
         args = (str(sock._client_info.protocol_version).encode(),)
     args = tuple(auth.hello_auth(sock, list(args)))  # AUTH user pass: authenticated here (fakeredis does not check)
     data = sock.hello(*args)
-    profile = sock._sf_session.server.profile
-    return {
+    server = sock._sf_session.server
+    profile = server.profile
+    node = server.replication
+    reply = {
         b"server": profile.server.encode(),
         b"version": profile.hello_version.encode(),
         b"proto": data["proto"],
         b"id": data["id"],
-        b"mode": b"standalone" if sock._sf_session.server.cluster_node is None else b"cluster",
-        b"role": b"master",
+        b"mode": b"standalone" if server.cluster_node is None else b"cluster",
+        b"role": b"replica" if node is not None and node.is_replica else b"master",
         b"modules": [lua_module()] if "lua_module_listed" in profile.features else [],
     }
+    if server.sentinel is not None:  # a sentinel reports its mode, no role and no modules
+        reply[b"mode"] = b"sentinel"
+        reply[b"modules"] = []
+        del reply[b"role"]
+    return reply
 
 
 def lua_module() -> Dict[bytes, Any]:

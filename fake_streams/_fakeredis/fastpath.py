@@ -47,6 +47,7 @@ from time import perf_counter as _perf_counter
 from typing import Any, Dict, Iterator, Mapping, Optional, Tuple
 from weakref import WeakKeyDictionary
 
+import redis.exceptions
 from redis.connection import HiredisRespSerializer, PythonRespSerializer
 
 from ..blocking import BLOCKED
@@ -60,7 +61,7 @@ from . import auth, cluster
 from .access import stream_events_sent
 from .backend import error
 from .compat import SimpleError
-from .sessions import AsyncSession, SyncSession
+from .sessions import SERVER_CLOSED, AsyncSession, SyncSession
 
 #: global switch (tests/benchmarks); per server: ``server.fast_path = False``
 ENABLED = os.environ.get("FAKE_STREAMS_FAST_PATH", "1") not in ("0", "false", "no", "off")
@@ -297,6 +298,66 @@ def getkeys(conn: Any, args: Tuple[Any, ...]) -> bool:
             session.server.stats.called("command|getkeys", (_perf_counter() - started) * 1e6)
     finally:
         session.leave()
+    return True
+
+
+def _fields(conn: Any, args: Tuple[Any, ...]) -> Optional[list]:
+    """The fields fakeredis's RESP parser would read from the packer's bytes of ``args`` (the first argument split
+    on whitespace, as both packers split it), or None when an argument is of a type the packer treats itself
+    (anything but exact bytes, str and int). O(len(args))."""
+    codec = (conn._sf_fast_setup or _setup(conn))[1]
+    if codec is None or not args:
+        return None
+    name = args[0]
+    kind = type(name)
+    if kind is str:
+        head = name.encode().split()
+    elif kind is bytes:
+        head = name.split() if b" " in name else [name]
+    else:
+        return None
+    utf8 = codec is _UTF8
+    out = head
+    append = out.append
+    try:
+        for arg in args[1:]:
+            kind = type(arg)
+            if kind is bytes:
+                append(arg)
+            elif kind is str:
+                append(arg.encode() if utf8 else arg.encode(*codec))
+            elif kind is int:
+                append(b"%d" % arg)
+            else:  # float (hiredis formats it itself), bool, memoryview, None …: the packer decides
+                return None
+    except UnicodeError:
+        return None
+    return out
+
+
+def dispatch_unpacked(conn: Any, args: Tuple[Any, ...]) -> bool:
+    """Send a command that is not a stream command (sync connections) straight to the socket's dispatch — the
+    ``_process_command`` fakeredis's RESP parser calls, with the socket mixin in front — with the fields that parser
+    would read, instead of packing it to RESP for the parser to unpack. Everything from the dispatch on is the
+    socket path itself (faults, ACL, MULTI queueing, pubsub, CLIENT REPLY, the reply queue), so replies are
+    identical; only the two conversions are skipped. False (nothing done: the caller packs and sends it) unless
+    the socket would run it at once on its own: connected, not killed, its parser not paused behind a parked
+    read (commands wait in its buffer then), no resume pending, no health check due; and not with
+    ``server.fast_path = False`` (tests compare the two). O(len(args))."""
+    sock = conn._sock
+    session = getattr(sock, "_sf_session", None)
+    if (type(session) is not SyncSession or sock._paused or session.resume_pending or not session.alive
+            or not session.server.fast_path):
+        return False
+    fake = sock._server
+    if fake is None or not fake.connected or sock._killed:  # sendall raises the ConnectionError
+        return False
+    if conn.health_check_interval and _health_due(conn, False):
+        return False
+    fields = _fields(conn, args)
+    if fields is None:
+        return False
+    sock._process_command(fields)
     return True
 
 
@@ -556,13 +617,13 @@ def pending(sock: Any) -> Any:
 
 def take(conn: Any, fast: Any, disable_decoding: bool) -> Any:
     """The next direct-path reply for ``read_response`` (an error reply is raised). O(1) (+ decoding)."""
-    session = getattr(conn._sock, "_sf_session", None)
+    session = conn._sock._sf_session  # the socket is ours: it holds the deque (its class has the attribute)
     if session is not None and session.resume_pending:
         session.resume_if_pending()
     item = fast.popleft()
     if type(item) is not bytes and isinstance(item, BaseException):  # (most replies are bytes: one check)
         raise item
-    if disable_decoding or not getattr(conn.encoder, "decode_responses", False):
+    if disable_decoding or not conn.encoder.decode_responses:  # redis-py's Encoder (sync and asyncio) has it
         return item
     return conn._decode(item)
 
@@ -576,15 +637,17 @@ class SyncFastPath:
 
     def send_command(self, *args: Any, **kwargs: Any) -> None:
         encoded = _encode(self, args)
-        if encoded is not None:
-            try:
+        try:
+            if encoded is not None:
                 if execute(self, (args[0], encoded, args)):
                     return
-            except BaseException:
-                self.disconnect()  # type: ignore[attr-defined]
-                raise
-        elif args and args[0] in _GETKEYS and getkeys(self, args):
-            return
+            elif args and args[0] in _GETKEYS and getkeys(self, args):
+                return
+            elif ENABLED and self._sock is not None and dispatch_unpacked(self, args):  # type: ignore[attr-defined]
+                return
+        except BaseException:
+            self.disconnect()  # type: ignore[attr-defined]
+            raise
         super().send_command(*args, **kwargs)  # type: ignore[misc]
 
     def can_read(self, timeout: Optional[float] = 0) -> bool:
@@ -592,6 +655,8 @@ class SyncFastPath:
         if sock is not None:
             if sock.__dict__.get("_sf_fast"):
                 return True
+            if sock._killed:  # the server hung up: reading the EOF fails, as redis-py's socket read does
+                raise redis.exceptions.ConnectionError(SERVER_CLOSED)
             if (timeout is not None and timeout <= 0 and self._server.connected  # type: ignore[attr-defined]
                     and self._selector is not None):  # type: ignore[attr-defined]
                 responses = sock.responses  # = fakeredis's can_read/check_can_read without waiting
@@ -652,7 +717,8 @@ class AsyncFastPath:
         return super().pack_command(*args)  # type: ignore[misc]
 
     async def can_read(self, *args: Any, **kwargs: Any) -> bool:
-        if pending(self._sock) is not None:  # type: ignore[attr-defined]
+        sock = self._sock  # type: ignore[attr-defined]
+        if pending(sock) is not None or getattr(sock, "_killed", False):  # killed: the hang-up's EOF is readable
             return True
         return await super().can_read(*args, **kwargs)  # type: ignore[misc]
 

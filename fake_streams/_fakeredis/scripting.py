@@ -7,6 +7,13 @@ The server's :class:`~fake_streams.lua.engine.ScriptEngine` lives on fakeredis's
 the socket's ``_name_to_func`` (so stream commands reach the engine, overrides apply) and ``_run_command`` with
 ``from_script=True``; the script's RESP mode is fakeredis's ``_script_resp``. On a cluster node each command also
 passes the slot check of a script's command (:func:`.cluster.script_refusal`).
+
+INFO counts as the server does (measured on Redis 7.0.15 and Valkey 9.1.2): a command the script calls counts
+its own call and error when it runs (``_run_command``); one refused before it runs (unknown, arity, no-script,
+ACL, read-only, cluster) counts the error and, when the command exists, a rejected call of it; an error table
+marked ``ignore_error_stats_update`` (what redis.call / redis.pcall give) that the script raises or returns is
+a failed call of the script's command but no new error (:class:`UncountedError`); the errors inside an array
+or map reply count as :meth:`SocketHost.reply_errors` says.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from ..info import command_stat_name
 from ..lua import convert
 from ..lua.engine import ScriptEngine, ScriptError
 from ..reply import Status
-from . import auth, cluster
+from . import auth, cluster, replica
 from .compat import COMMANDS_WITH_SUB, SimpleError, SimpleString, get_command_info
 from .overrides import override, signature
 
@@ -72,11 +79,18 @@ def _engine(sock: Any) -> ScriptEngine:
     return engine_of(sock._server, sock._sf_session.server.profile)
 
 
-class SocketHost:
-    """:class:`fake_streams.lua.engine.Host` over one fakeredis socket."""
+class UncountedError(SimpleError):
+    """The error reply of a script's command that INFO errorstats and ``total_error_replies`` skip
+    (``ERR_REPLY_FLAG_NO_STATS_UPDATE``): the command still counts a failed call."""
 
-    def __init__(self, sock: Any) -> None:
+
+class SocketHost:
+    """:class:`fake_streams.lua.engine.Host` over one fakeredis socket; ``stat_name``: the script's command as
+    INFO commandstats names it (``eval``, ``fcall_ro`` …)."""
+
+    def __init__(self, sock: Any, stat_name: str) -> None:
         self.sock = sock
+        self.stat_name = stat_name
         self.caller_resp = int(sock._client_info.protocol_version)
         self.cluster_mode = sock._sf_session.server.cluster_node is not None
         self.slot = getattr(sock, "_sf_slot", -1)  # a cluster node's script: its slot (run_ctx->slot = caller's)
@@ -98,6 +112,28 @@ class SocketHost:
 
     def set_running(self, running: bool) -> None:
         self.sock._server._sf_script_running = running
+
+    def reply_errors(self, errors: List[convert.ErrorValue]) -> None:
+        """Errors inside the script's reply (addReplyErrorFormatEx per item): one marked not to count is a failed
+        call of the script's command each; the others count in errorstats, and the command fails once more if
+        any did (call()'s check that the error count moved). O(len(errors))."""
+        stats = self.sock._sf_session.server.stats
+        stat = stats.command(self.stat_name)
+        counted = False
+        for found in errors:
+            if found.counted:
+                stats.error_reply(found.text.decode("utf-8", "replace"))
+                counted = True
+            else:
+                stat.failed += 1
+        if counted:
+            stat.failed += 1
+
+    def _refused(self, stat_name: Optional[str], text: str) -> Tuple[bool, Any, bool]:
+        """scriptCall's error path: a command refused before it ran counts its error (errorstats,
+        ``total_error_replies``) and, if the command exists (``stat_name``), a rejected call of it."""
+        self.sock._sf_session.server.stats.rejected(stat_name, text)
+        return False, text, False
 
     def acl_check(self, argv: List[bytes]) -> Optional[bool]:
         sock = self.sock
@@ -140,27 +176,34 @@ class SocketHost:
             func, sig = sock._name_to_func(name)
         except SimpleError as exc:  # Valkey 9.1 names an unknown subcommand with the command's own error
             named = str(exc.value).startswith("ERR unknown subcommand")
-            return False, str(exc.value) if named else texts.unknown, False
+            return self._refused(None, str(exc.value) if named else texts.unknown)
         if func is None:
-            return False, texts.unknown, False
+            return self._refused(None, texts.unknown)
+        stat_name = command_stat_name(sig.name, args)
         try:
             sig.check_arity(args, sock.version)
         except SimpleError:
-            return False, texts.arity, False
+            return self._refused(stat_name, texts.arity)
         blocking = name in _BLOCKING
-        if _NO_SCRIPT in sig.flags and not (blocking and _blocking_allowed(name, sock._sf_session.server.profile)):
-            return False, texts.noscript_cmd, False
-        refusal = auth.gate(sock, argv, name, sock._sf_session.server.profile)
+        profile = sock._sf_session.server.profile
+        if _NO_SCRIPT in sig.flags and not (blocking and _blocking_allowed(name, profile)):
+            return self._refused(stat_name, texts.noscript_cmd)
+        refusal = auth.gate(sock, argv, name, profile)
         if refusal is not None:  # scriptVerifyACL
-            return False, _script_acl_text(refusal, sock._sf_session.server.profile), False
+            text = _script_acl_text(refusal, profile)
+            sock._sf_session.server.stats.rejected(  # Valkey 9.1 counts it as the NOPERM it is at the top level
+                stat_name, "NOPERM" if profile.has("script_acl_counts_noperm") else text)
+            return False, text, False
         write = is_write_command(sig.name.replace(" ", "|").encode()) or is_write_command(sig.name.encode())
         if read_only and write:
-            return False, texts.ro_write, False
+            return self._refused(stat_name, texts.ro_write)
+        readonly = replica.script_write_refused(sock, argv) if sock._sf_session.server.replication else None
+        if readonly is not None:  # scriptVerifyWriteCommandAllow: a read-only replica (counted as the write check is)
+            return self._refused(stat_name, readonly)
         if self.cluster_mode:  # scriptVerifyClusterState (after the write checks: a refused write still counts)
             refusal = cluster.script_refusal(sock, argv, name, cross_slot, self)
             if refusal is not None:
-                sock._sf_session.server.stats.command(command_stat_name(sig.name, args)).rejected += 1
-                return False, refusal, write
+                return self._refused(stat_name, refusal)[:2] + (write,)
         if blocking:  # from a script a blocking command never blocks: it answers as if its timeout had passed
             saved, sock._in_transaction = sock._in_transaction, True  # fakeredis's _blocking returns at once then
             try:  # (from_script=False: fakeredis's own no-script flag was judged above, by the profile's rule)
@@ -247,7 +290,7 @@ def _guarded(sock: Any, run: Callable[[], Any]) -> Any:
     try:
         return run()
     except ScriptError as exc:
-        raise SimpleError(exc.text) from None
+        raise (SimpleError if exc.counted else UncountedError)(exc.text) from None
     except Exception as exc:
         server = sock._sf_session.server
         fields = [bytes(f) for f in (sock._sf_fields or [])]
@@ -256,15 +299,16 @@ def _guarded(sock: Any, run: Callable[[], Any]) -> Any:
         raise SimpleError(f"ERR fake_streams internal error in '{command}': {type(exc).__name__}: {exc}") from None
 
 
-def eval_command(sock: Any, by_sha: bool, ro: bool, first: bytes, numkeys: bytes, *rest: bytes) -> Any:
-    host = SocketHost(sock)
+def eval_command(sock: Any, name: str, by_sha: bool, ro: bool, first: bytes, numkeys: bytes, *rest: bytes) -> Any:
+    host = SocketHost(sock, name)
     return to_fakeredis(_guarded(sock, lambda: _engine(sock).run_eval(host, first, numkeys, list(rest), by_sha, ro)), sock)
 
 
 for _name, _by_sha, _ro in (("eval", False, False), ("evalsha", True, False), ("eval_ro", False, True),
                             ("evalsha_ro", True, True)):
-    def _lookup(sock: Any, name: str, base: Any, _by_sha: bool = _by_sha, _ro: bool = _ro) -> Tuple[Any, Any]:
-        return functools.partial(eval_command, sock, _by_sha, _ro), signature(name, fixed=2, variadic=True,
+    def _lookup(sock: Any, name: str, base: Any, _by_sha: bool = _by_sha, _ro: bool = _ro,
+                _stat: str = _name) -> Tuple[Any, Any]:
+        return functools.partial(eval_command, sock, _stat, _by_sha, _ro), signature(name, fixed=2, variadic=True,
                                                                              flags=_NO_SCRIPT)
     override(_name)(_lookup)
 
@@ -353,7 +397,7 @@ def _resp(sock: Any) -> int:
 
 
 def fcall_command(sock: Any, ro: bool, function: bytes, numkeys: bytes, *rest: bytes) -> Any:
-    host = SocketHost(sock)
+    host = SocketHost(sock, "fcall_ro" if ro else "fcall")
     command = [bytes(f) for f in (sock._sf_fields or [])]
     return to_fakeredis(_guarded(sock, lambda: _functions(sock).fcall(host, function, numkeys, list(rest), ro,
                                                                       command)), sock)

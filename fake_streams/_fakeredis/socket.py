@@ -31,7 +31,7 @@ import redis.exceptions
 from ..commands.base import CommandSpec
 from ..errors import ReplyError
 from ..info import command_stat_name
-from . import auth, cluster, keytouch, overrides, scripting
+from . import auth, cluster, keytouch, overrides, replica, scripting, sentinel
 from .backend import error
 from .compat import AsyncFakeSocket, SimpleError, extract_command, get_command_info
 from .routing import _as_bytes, _c_str, unknown_command_args
@@ -81,9 +81,14 @@ class StreamsSocketMixin:
                     return
             self._sf_fields = fields  # argv as typed (fakeredis lower-cases names): error texts quote it
             self._sf_top, self._sf_ran, self._sf_name = True, False, None
+            if fields and session.server.sentinel is not None and sentinel.refused(self, fields, session):
+                return
             if fields and not self._sf_open(fake) and self._sf_refused(fields, session):
                 return
             if fields and session.server.cluster_node is not None and cluster.refused(self, fields, session):
+                return
+            node = session.server.replication
+            if fields and node is not None and node.is_replica and replica.refused(self, fields, session):
                 return
             if getattr(fake, "_sf_script_running", False):  # a busy script answers without the lock (lua)
                 answer = scripting.busy_answer(self, fields)
@@ -240,8 +245,12 @@ class StreamsSocketMixin:
                 lambda: super(StreamsSocketMixin, self)._run_command(func, sig, args, from_script)),  # type: ignore[misc]
             from_script)
         name = command_stat_name(sig.name, args)
-        session.server.stats.called(name, (time.perf_counter() - started) * 1e6,
-                                    result.value if isinstance(result, SimpleError) else None, _writes(name))
+        usec = (time.perf_counter() - started) * 1e6
+        if isinstance(result, SimpleError):  # a script's reply of a called command's error: not counted again
+            session.server.stats.called(name, usec, result.value,
+                                        counted=type(result) is not scripting.UncountedError)
+        else:
+            session.server.stats.called(name, usec, None, _writes(name))
         return result
 
     def _decode_result(self, result: Any) -> Any:

@@ -16,11 +16,12 @@ first entry is actually claimed, so a call that claims nothing creates no consum
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple, cast
 
+from ..entryindex import Fields
 from ..errors import ReplyError
 from ..groups import Consumer, ConsumerGroup, PendingEntry
-from ..ids import MIN_ID, StreamID, key_of, parse_i64, parse_range_start, parse_strict_id
+from ..ids import MIN_ID, StreamID, key_of, parse_i64, parse_range_start_key, parse_strict_id
 from ..reply import Reply
 from ..stream import Stream
 from .base import Context, cstr, seen_consumer, spec
@@ -173,18 +174,27 @@ def xclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
 # ----------------------------------------------------------------------------------------- XAUTOCLAIM
 
 
-def parse_xautoclaim(args: List[bytes]) -> Tuple[int, StreamID, int, bool]:
-    """min-idle-time, start, COUNT (default 100) and JUSTID of XAUTOCLAIM (``args`` from ``min-idle-time`` on). O(k)."""
-    min_idle = _parse_min_idle(args[0], "XAUTOCLAIM_MIN_IDLE")
-    start = parse_range_start(args[1])
+def parse_xautoclaim(args: List[bytes]) -> Tuple[int, int, int, bool]:
+    """min-idle-time, start (as a 128-bit key), COUNT (default 100) and JUSTID of XAUTOCLAIM (``args`` from
+    ``min-idle-time`` on). O(k)."""
+    raw = args[0]
+    if raw.isdigit() and len(raw) < 19 and (raw[0] != 0x30 or len(raw) == 1):  # canonical: parse_i64's own fast path
+        min_idle = int(raw)
+    else:
+        min_idle = _parse_min_idle(raw, "XAUTOCLAIM_MIN_IDLE")
+    start = parse_range_start_key(args[1])
     count = 100
     justid = False
     j = 2
-    while j < len(args):
-        more = len(args) - 1 - j
-        opt = cstr(args[j]).upper()  # strcasecmp: text after a NUL is ignored
+    n = len(args)
+    while j < n:
+        more = n - 1 - j
+        opt = args[j].upper()
+        if b"\0" in opt:
+            opt = cstr(opt)  # strcasecmp: text after a NUL is ignored
         if opt == b"COUNT" and more:
-            value = parse_i64(args[j + 1])
+            raw = args[j + 1]
+            value = int(raw) if raw.isdigit() and len(raw) < 19 and raw[0] != 0x30 else parse_i64(raw)
             if value is None or not 1 <= value <= XAUTOCLAIM_MAX_COUNT:
                 raise ReplyError("XAUTOCLAIM_COUNT")
             count = value
@@ -198,7 +208,8 @@ def parse_xautoclaim(args: List[bytes]) -> Tuple[int, StreamID, int, bool]:
 
 
 def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
-    """XAUTOCLAIM. O(log n) to seek + O(1) per examined entry (at most COUNT * 10) + one O(log s) stream lookup each;
+    """XAUTOCLAIM. O(log n) to seek + O(1) per examined entry (at most COUNT * 10), their stream entries looked up in
+    batches of at most COUNT (O(log s) each batch: one slice compare when they are neighbours in the stream);
     the claimed entries then move between consumer PELs in batch (one O(log n + L) seek per run of
     neighbouring keys in a previous owner's PEL; appended to the claimer's PEL when above its keys).
 
@@ -220,7 +231,6 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
         consumer = seen_consumer(ctx, key, group, consumer_name)
     track_active = profile.has("consumer_active_time")
 
-    entry_k = stream.entry_k
     attempts = count * ATTEMPTS_FACTOR
     claimed: List[Reply] = []
     deleted: List[bytes] = []
@@ -228,32 +238,67 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
     taken_k: List[int] = []  # claimed PEL keys and their NACKs, moved to the consumer after the scan
     taken_n: List[PendingEntry] = []
     cursor = b"0-0"
-    for k, nack in group.pel.scan_k(key_of(start), None, True, attempts + 1):
-        if not attempts or not count:
-            cursor = nack.id_bytes  # the first PEL entry not examined
+    pel = group.pel
+    lo, inclusive = start, True
+    # The scan goes in windows of the group PEL (which nothing changes before the scan ends): each window holds the
+    # min(COUNT left, attempts left) entries examined next, which cannot overrun either, plus one more, the cursor
+    # if they run out there. Their entries are looked up in one batch (a slice compare when the PEL holds
+    # consecutive entries).
+    while True:
+        want = count if count < attempts else attempts  # >= 1 here
+        window, nacks = pel.slice_k(lo, want + 1, inclusive)
+        more = len(window) > want
+        if more:
+            window.pop()
+            after = nacks.pop()  # the PEL entry after the window
+        elif not window:
             break
-        attempts -= 1
-        found = entry_k(k)
-        if found is None:
-            dead.append(k)
-            deleted.append(nack.id_bytes)
+        attempts -= len(window)
+        found: Sequence[Optional[Fields]] = stream.fields_sorted(window)
+        if not min_idle and None not in found:  # every entry of the window is claimed: in bulk, same effects
+            if consumer is None:  # R7.0: looked up / created on the first claim only
+                consumer = seen_consumer(ctx, key, group, consumer_name)
+            if justid:
+                for nack in nacks:
+                    nack.delivery_time = now
+                claimed += [nack.id_bytes for nack in nacks]
+            else:
+                for nack in nacks:
+                    nack.delivery_time = now
+                    nack.delivery_count += 1
+                claimed += [[nack.id_bytes, [*fields]]  # fresh lists (no None: checked above)
+                            for nack, fields in zip(nacks, cast(List[Fields], found))]
+            taken_k += window
+            taken_n += nacks
+            count -= len(window)
+            found = ()  # nothing left for the general loop
+        for k, nack, fields in zip(window, nacks, found):
+            if fields is None:  # deleted or trimmed: leaves the PEL, reported, consumes COUNT
+                dead.append(k)
+                deleted.append(nack.id_bytes)
+                count -= 1
+                continue
+            if min_idle and now - nack.delivery_time < min_idle:
+                continue
+            if consumer is None:  # R7.0: looked up / created on the first claim only
+                consumer = seen_consumer(ctx, key, group, consumer_name)
+            taken_k.append(k)
+            taken_n.append(nack)
+            nack.delivery_time = now
+            if justid:
+                claimed.append(nack.id_bytes)
+            else:
+                nack.delivery_count += 1
+                claimed.append([nack.id_bytes, [*fields]])  # a fresh list: the reply's
             count -= 1
-            continue
-        if min_idle and now - nack.delivery_time < min_idle:
-            continue
-        if consumer is None:  # R7.0: looked up / created on the first claim only
-            consumer = seen_consumer(ctx, key, group, consumer_name)
-        taken_k.append(k)
-        taken_n.append(nack)
-        nack.delivery_time = now
-        if justid:
-            claimed.append(nack.id_bytes)
-        else:
-            nack.delivery_count += 1
-            claimed.append([nack.id_bytes, list(found[1])])  # a fresh list: the reply's
-        count -= 1
-        if track_active:
-            consumer.active_time = now
+        if not more:  # the scan reached the end of the PEL: cursor 0-0
+            break
+        if not (count and attempts):
+            cursor = after.id_bytes  # the first PEL entry not examined
+            break
+        lo, inclusive = window[-1], False
+    if track_active and taken_k:
+        consumer.active_time = now  # type: ignore[union-attr]
     if taken_k:
         group.assign_batch(taken_k, taken_n, consumer)  # type: ignore[arg-type]
     if dead:

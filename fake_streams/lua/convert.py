@@ -13,18 +13,21 @@ stops at its first nil; ``{err=…}`` is an error, ``{ok=…}`` a status, ``{dou
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Optional
 
 from ..reply import Status
 
 
 class ErrorValue:
-    """An error reply (the text without the leading ``-``)."""
+    """An error reply (the text without the leading ``-``). ``counted`` False: the script's error table said
+    ``ignore_error_stats_update = true`` (an error of a command the script called, already counted when that
+    command failed): INFO errorstats skip it, the script's command counts a failed call instead."""
 
-    __slots__ = ("text",)
+    __slots__ = ("text", "counted")
 
-    def __init__(self, text: bytes) -> None:
+    def __init__(self, text: bytes, counted: bool = True) -> None:
         self.text = text
+        self.counted = counted
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ErrorValue) and other.text == self.text
@@ -110,8 +113,16 @@ def _array(items: Any, runtime: Any, resp: int) -> Any:
     return table
 
 
-def to_reply(value: Any, lua_type: Callable[[Any], str], caller_resp: int, script_resp: int, shortest: bool) -> Any:
-    """A script's return value (or a nested item of it) as the reply to a client speaking ``caller_resp``."""
+def counted_flag(table: Any) -> bool:
+    """Whether an error table counts in INFO errorstats: not when its ``ignore_error_stats_update`` is the boolean
+    true (luaExtractErrorInformation reads a boolean only)."""
+    return _raw(table, b"ignore_error_stats_update") is not True
+
+
+def to_reply(value: Any, lua_type: Callable[[Any], str], caller_resp: int, script_resp: int, shortest: bool,
+             errors: Optional[List[ErrorValue]] = None) -> Any:
+    """A script's return value (or a nested item of it) as the reply to a client speaking ``caller_resp``.
+    Every error found below the top level is appended to ``errors`` (INFO counts each one)."""
     if isinstance(value, bytes):
         return value
     if isinstance(value, bool):
@@ -127,7 +138,10 @@ def to_reply(value: Any, lua_type: Callable[[Any], str], caller_resp: int, scrip
         return None
     err = _raw(value, b"err")
     if isinstance(err, bytes):
-        return ErrorValue(_map_chars(err))
+        found = ErrorValue(_map_chars(err), counted_flag(value))
+        if errors is not None:
+            errors.append(found)
+        return found
     ok = _raw(value, b"ok")
     if isinstance(ok, bytes):
         return Status(_map_chars(ok))
@@ -150,14 +164,14 @@ def to_reply(value: Any, lua_type: Callable[[Any], str], caller_resp: int, scrip
             return text
     inner = _raw(value, b"map")
     if inner is not None and lua_type(inner) == "table":
-        pairs = [(to_reply(k, lua_type, caller_resp, script_resp, shortest),
-                  to_reply(v, lua_type, caller_resp, script_resp, shortest)) for k, v in inner.items()]
+        pairs = [(to_reply(k, lua_type, caller_resp, script_resp, shortest, errors),
+                  to_reply(v, lua_type, caller_resp, script_resp, shortest, errors)) for k, v in inner.items()]
         if caller_resp == 3:
             return dict(pairs)
         return [item for pair in pairs for item in pair]
     inner = _raw(value, b"set")
     if inner is not None and lua_type(inner) == "table":
-        items = [to_reply(k, lua_type, caller_resp, script_resp, shortest) for k, _ in inner.items()]
+        items = [to_reply(k, lua_type, caller_resp, script_resp, shortest, errors) for k, _ in inner.items()]
         return items  # a RESP3 set reaches redis-py as a list, as from the wire
     out: List[Any] = []
     index = 1
@@ -165,7 +179,7 @@ def to_reply(value: Any, lua_type: Callable[[Any], str], caller_resp: int, scrip
         item = value[index]
         if item is None:
             return out
-        out.append(to_reply(item, lua_type, caller_resp, script_resp, shortest))
+        out.append(to_reply(item, lua_type, caller_resp, script_resp, shortest, errors))
         index += 1
 
 

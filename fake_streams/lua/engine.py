@@ -33,11 +33,14 @@ NO_CLUSTER = "ERR Can not run script on cluster, 'no-cluster' flag is set."
 DEFAULT_THRESHOLD_MS = 5000
 _SHEBANG_FLAGS = ("no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys")  # scripts_flags_def
 class ScriptError(Exception):
-    """An error reply of the command (the text, code included)."""
+    """An error reply of the command (the text, code included). ``counted`` False: the script raised or returned
+    an error table of a command it called (``ignore_error_stats_update``): INFO counted that error when the
+    command failed, so this reply is not counted again (a failed call of the script's command only)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, counted: bool = True) -> None:
         super().__init__(text)
         self.text = text
+        self.counted = counted
 
 
 class Host(Protocol):
@@ -66,6 +69,10 @@ class Host(Protocol):
 
     def acl_check(self, argv: List[bytes]) -> Optional[bool]:
         """``redis.acl_check_cmd``: whether the script's user may run ``argv``; None for an unknown command."""
+
+    def reply_errors(self, errors: List[convert.ErrorValue]) -> None:
+        """The script's reply holds these errors below its top level: INFO counts them (rare: the error-free
+        reply never gets here)."""
 
 
 class Texts:
@@ -339,10 +346,15 @@ class ScriptEngine:
             host.set_script_resp(None)
         if not ok:
             raise ScriptError(self._error_text(sha if function is None else function.name.decode("utf-8", "replace"),
-                                               result))
-        reply = convert.to_reply(result, runtime.lua_type, host.caller_resp, context.resp, self._shortest_doubles)
+                                               result),
+                              runtime.lua_type(result) != "table" or convert.counted_flag(result))
+        errors: List[convert.ErrorValue] = []
+        reply = convert.to_reply(result, runtime.lua_type, host.caller_resp, context.resp, self._shortest_doubles,
+                                 errors)
         if isinstance(reply, convert.ErrorValue):
-            raise ScriptError(reply.text.decode("utf-8", "replace"))
+            raise ScriptError(reply.text.decode("utf-8", "replace"), reply.counted)
+        if errors:
+            host.reply_errors(errors)
         return reply
 
     def _error_text(self, sha: str, error: Any) -> str:

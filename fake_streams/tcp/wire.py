@@ -149,7 +149,7 @@ def shape_nil_arrays(command: Sequence[bytes], value: Any, queued: Sequence[Sequ
     """
     name = bytes(command[0]).lower() if command else b""
     if value is None:
-        if name in _NIL_ARRAY_COMMANDS or (name in (b"lpop", b"rpop") and len(command) > 2):
+        if name in _NIL_ARRAY_COMMANDS or (name in (b"lpop", b"rpop") and len(command) > 2) or name == b"sentinel":
             return NIL_ARRAY
         return None
     if type(value) is not list:

@@ -284,22 +284,26 @@ class Oracle:
             proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
             log.close()
             oracle = cls(kind, binary, port, workdir, proc)
-            deadline = time.monotonic() + STARTUP_TIMEOUT_S
-            while time.monotonic() < deadline and proc.poll() is None:
-                try:
-                    conn = redis.Connection(host="127.0.0.1", port=port, socket_timeout=10, **protocol_kwargs(2))
-                    conn.connect()
-                    oracle.control = conn
-                    break
-                except redis.exceptions.ConnectionError:
-                    time.sleep(0.05)  # real-time: bounded wait for the oracle server to start
-            if oracle.control is not None:
+            if oracle.await_control():
                 oracle.info = parse_info(oracle.command("INFO", "server"))
                 oracle.version = oracle.info.get("valkey_version") or oracle.info.get("redis_version", "")
                 return oracle
             last_error = Path(workdir, "server.log").read_text(errors="replace")[-2000:]
             oracle.stop()
         raise RuntimeError(f"could not start {kind} ({binary}); last log:\n{last_error}")
+
+    def await_control(self) -> bool:
+        """Connect :attr:`control` once the process answers (at most STARTUP_TIMEOUT_S); False if it never did."""
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                conn = redis.Connection(host="127.0.0.1", port=self.port, socket_timeout=10, **protocol_kwargs(2))
+                conn.connect()
+                self.control = conn
+                return True
+            except redis.exceptions.ConnectionError:
+                time.sleep(0.05)  # real-time: bounded wait for the oracle server to start
+        return False
 
     def command(self, *argv):
         """Run one command on the control connection (raises on an error reply)."""

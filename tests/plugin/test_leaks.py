@@ -154,3 +154,52 @@ def test_the_plugin_module_imports_no_redis() -> None:
                  "print(sorted(m for m in sys.modules if m.split('.')[0] in ('redis', 'fakeredis')))"
     out = subprocess.run([sys.executable, "-c", code_plain], capture_output=True, text=True, check=True, cwd=ROOT, env=ENV).stdout
     assert out.strip() == "[]"
+
+
+def _freed_without_the_collector(make):
+    """Run ``make()`` (which returns an object to watch) with the cyclic GC off; whether reference counting alone
+    frees what it returned once dropped."""
+    import gc
+    import weakref
+
+    gc.collect()
+    gc.disable()
+    try:
+        ref = weakref.ref(make())
+        return ref() is None
+    finally:
+        gc.enable()
+
+
+def test_a_closed_server_is_freed_by_reference_counting() -> None:
+    """Issue 13: a closed server is no reference cycle (its blocking registry and Faults hold it weakly, its
+    databases let go of the registry and their factory at close), so it and its data go at once, not at the
+    cyclic collector's next full pass."""
+    from fake_streams.faults import Faults
+    from fake_streams.server import FakeStreamsServer
+
+    def make() -> FakeStreamsServer:
+        server = FakeStreamsServer()
+        Faults.install(server).fail_next("XADD", optional=True)
+        server.close()
+        return server
+
+    assert _freed_without_the_collector(make)
+
+
+def test_a_fixture_handle_and_its_server_are_freed_by_reference_counting() -> None:
+    """The handle does not form a cycle with its network (its server factory holds no handle), nor the patch."""
+    from pytest_plugin._fixture import FakeRedisStreams
+    from pytest_plugin._options import Options
+
+    servers = []
+
+    def make() -> object:
+        handle = FakeRedisStreams(Options())
+        handle.faults.fail_next("XADD", optional=True)
+        servers.append(__import__("weakref").ref(handle.server))
+        handle._shutdown()
+        return handle
+
+    assert _freed_without_the_collector(make)
+    assert servers[0]() is None

@@ -99,7 +99,7 @@ def test_unknown_marker_kwarg_is_a_type_error_at_setup(pytester):
         [
             "E * TypeError: fake_redis_streams got unexpected keyword argument(s) 'verison'; it takes version, clock, "
             "start_ms, patch, decode_responses, protocol, url, passthrough_hosts, assert_all_faults_triggered, "
-            "topology, cluster_nodes",
+            "topology, cluster_nodes, sentinel_master, sentinel_replicas, sentinel_port",
         ]
     )
     result.stdout.fnmatch_lines(["E * ValueError: fake_redis_streams: clock must be 'manual' or 'system', not 'frozen'"])
@@ -122,7 +122,8 @@ def test_marker_is_registered_for_strict_markers_with_its_signature(pytester):
         [
             "@pytest.mark.fake_redis_streams(*, version='7.4', clock=None, start_ms=None, patch=True, "
             "decode_responses=False, protocol=None, url=DEFAULT_URL, passthrough_hosts=(), "
-            "assert_all_faults_triggered=True, topology='standalone', cluster_nodes=3): configure the fake_redis_streams fixture*"
+            "assert_all_faults_triggered=True, topology='standalone', cluster_nodes=3, sentinel_master='mymaster', "
+            "sentinel_replicas=1, sentinel_port=26379): configure the fake_redis_streams fixture*"
             " DEFAULT_URL is 'redis://localhost:6379/0'."
         ]
     )

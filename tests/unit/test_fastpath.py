@@ -722,3 +722,78 @@ def test_prepare_arity_bounds_agree_with_the_specs():
     assert checked == 13 * len(table) > 13 * 40
     r.connection_pool.release(conn)
     server.close()
+
+
+UNPACKED_STEPS = [
+    lambda r: r.set("k", "v"),
+    lambda r: r.get("k"),
+    lambda r: r.execute_command("CONFIG GET", "maxmemory"),  # a name with a space: split as the packers split it
+    lambda r: r.execute_command(b"CONFIG GET", b"maxmemory"),
+    lambda r: r.execute_command("config\tget", "maxmemory"),  # any whitespace
+    lambda r: r.mset({"a": 1, "b": -2, "é": "ü"}),
+    lambda r: r.mget("a", "b", "é"),
+    lambda r: r.incrbyfloat("f", 1.5),  # a float: packed (not unpacked)
+    lambda r: r.execute_command("SET", "t", True),  # DataError from the packer
+    lambda r: r.execute_command("SET", "m", memoryview(b"mv")),
+    lambda r: r.get("m"),
+    lambda r: r.execute_command("NOSUCH", "x"),  # unknown command: the same error text
+    lambda r: r.execute_command("GET"),  # wrong arity
+    lambda r: r.lpush("l", "x"),
+    lambda r: r.blpop(["l"], timeout=1),
+    lambda r: r.hset("h", mapping={"x": 1}),
+    lambda r: r.hgetall("h"),
+    lambda r: r.client_setinfo("LIB-NAME", "mine"),
+    lambda r: r.client_info()["lib-name"],
+    lambda r: r.echo(""),
+]
+
+
+@pytest.mark.parametrize("protocol, parser", PARSERS, ids=lambda p: getattr(p, "__name__", str(p)))
+def test_other_commands_unpacked_answer_alike(monkeypatch, protocol, parser):
+    """A sync connection's non-stream commands go to the socket's dispatch as the parser's fields (``dispatch_unpacked``):
+    replies, errors and effects as when packed to RESP and parsed back (``fast_path = False``)."""
+    if not fastpath.ENABLED:
+        pytest.skip("the direct path is switched off (FAKE_STREAMS_FAST_PATH=0)")
+    unpacked = []
+    dispatch = fastpath.dispatch_unpacked
+    monkeypatch.setattr(fastpath, "dispatch_unpacked", lambda conn, args: dispatch(conn, args) and not unpacked.append(args))
+    fast, slow = _run_both(UNPACKED_STEPS, protocol=protocol, parser_class=parser)
+    assert fast == slow
+    assert any(kind == "error" for kind, *_ in fast)
+    assert len(unpacked) >= len(UNPACKED_STEPS) - 5  # really taken (not for floats, bools, memoryviews, …)
+
+
+def _resp_fields(data: bytes) -> list:
+    """The bulk strings of one RESP array (what fakeredis's parser hands ``_process_command``)."""
+    head, rest = data.split(b"\r\n", 1)
+    out = []
+    for _ in range(int(head[1:])):
+        line, rest = rest.split(b"\r\n", 1)
+        size = int(line[1:])
+        out.append(rest[:size])
+        rest = rest[size + 2:]
+    return out
+
+
+@pytest.mark.parametrize("packer", ["hiredis", "python"])
+def test_unpacked_fields_are_what_the_parser_reads_from_the_packed_bytes(packer):
+    """``_fields`` = fakeredis's parse of the packer's RESP bytes, for every argument kind it takes."""
+    from redis.connection import HiredisRespSerializer, PythonRespSerializer
+
+    if packer == "hiredis" and not HIREDIS_AVAILABLE:
+        pytest.skip("hiredis is not installed")
+    server = FakeStreamsServer()
+    try:
+        conn = server.client().connection_pool.get_connection()
+        if packer == "python":
+            conn._command_packer = PythonRespSerializer(conn._buffer_cutoff, conn.encoder.encode)
+        else:
+            conn._command_packer = HiredisRespSerializer()
+        conn._sf_fast_setup = None
+        for args in [("GET", "k"), ("CONFIG GET", "x"), (b"CONFIG  GET", b"x"), ("SET", "é", -12, 0, b"\x00\xff"),
+                     ("client setinfo", "lib-name", ""), ("x\ty", "z")]:
+            assert fastpath._fields(conn, args) == _resp_fields(b"".join(conn._command_packer.pack(*args))), args
+        for args in [("SET", "k", 1.5), ("SET", "k", True), ("SET", "k", None), ("SET", "k", memoryview(b"x")), (1, "k")]:
+            assert fastpath._fields(conn, args) is None, args
+    finally:
+        server.close()

@@ -178,8 +178,9 @@ def test_attempts_are_count_times_ten(monkeypatch):
     ctx, stream, group = setup(n=30)
     deliver(stream, group, b"alice", [sid(i) for i in range(1, 31)], T0 - 10)
     calls = []
-    real_entry_k = type(stream).entry_k
-    monkeypatch.setattr(type(stream), "entry_k", lambda self, k: calls.append(k) or real_entry_k(self, k))  # count lookups
+    real_fields = type(stream).fields_sorted
+    monkeypatch.setattr(type(stream), "fields_sorted",  # count the entries looked up
+                        lambda self, keys: calls.extend(keys) or real_fields(self, keys))
     assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "1000", "-", "COUNT", "2") == [b"21-0", [], []]
     assert len(calls) == 20  # 20 examined, never the whole PEL
     assert ctx.run("XAUTOCLAIM", "s", "g", "bob", "1000", "21-0", "COUNT", "2") == [b"0-0", [], []]
@@ -393,3 +394,60 @@ def test_seed_basic_usage_through_the_command_path(version):
     ]
     assert ctx.run("XPENDING", "mystream", "mygroup", "-", "+", "10") == [[b"1609338752495-0", b"Bob", 0, 2]]
     check(ctx.keyspace[b"mystream"])
+
+
+# ------------------------------------------------------------- the windowed scan against the per-entry rule
+
+
+def _reference(stream, group, consumer, min_idle, start, count, justid, now):
+    """What XAUTOCLAIM answers and leaves, computed entry by entry from the rule (spec §2.14) on a copy of the
+    model's state: the PEL walked from ``start``, at most COUNT * 10 examined, COUNT results."""
+    state = pel(group)
+    attempts, claimed, deleted, cursor = count * 10, [], [], b"0-0"
+    for s in sorted(k for k in state if k >= start):
+        if not attempts or not count:
+            cursor = s.encode()
+            break
+        attempts -= 1
+        fields = stream.get(s)
+        if fields is None:
+            deleted.append(s.encode())
+            del state[s]
+            count -= 1
+            continue
+        owner, delivered, times = state[s]
+        if min_idle and now - delivered < min_idle:
+            continue
+        state[s] = (consumer, now, times if justid else times + 1)
+        claimed.append(s.encode() if justid else [s.encode(), fields])
+        count -= 1
+    return [cursor, claimed, deleted], state
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_windowed_scan_matches_the_per_entry_rule(seed):
+    """The scan's batches (whole windows claimed at once, entry lookups in one slice) answer and leave exactly what
+    the per-entry rule does: random PELs with several owners, deleted entries, idle times, chunk boundaries."""
+    import random
+
+    rnd = random.Random(seed)
+    n = rnd.choice([5, 40, 1500, 2600])  # beyond LOAD (1000): PEL and stream chunks split
+    ctx, stream, group = setup(n=n)
+    owners = [b"alice", b"bob", b"carol"]
+    for ms in range(1, n + 1):
+        if rnd.random() < 0.8:
+            deliver(stream, group, rnd.choice(owners), [sid(ms)], T0 - rnd.randrange(0, 5000))
+    for ms in rnd.sample(range(1, n + 1), k=rnd.randrange(0, max(1, n // 4))):
+        stream.delete(sid(ms))
+    for _ in range(6):
+        consumer = rnd.choice(owners + [b"dave"])
+        min_idle = rnd.choice([0, 0, 1000, 4000, 10_000])
+        start = sid(rnd.randrange(0, n + 2))
+        count = rnd.choice([1, 2, 10, 100, 3000])
+        justid = rnd.random() < 0.3
+        expected, after = _reference(stream, group, consumer, min_idle, start, count, justid, T0)
+        argv = ["XAUTOCLAIM", "s", "g", consumer, str(min_idle), start.encode(), "COUNT", str(count)]
+        assert ctx.run(*argv, *(["JUSTID"] if justid else [])) == expected
+        assert pel(group) == after
+        for c in group.consumers.values():  # each consumer's own PEL holds exactly the entries it owns
+            assert sorted(c.pel.keys()) == sorted(s for s, (o, _, _) in after.items() if o == c.name)

@@ -1,0 +1,342 @@
+"""The fake Sentinel deployment: replicas (reads of the master's data, READONLY on every write, ROLE / INFO
+replication / HELLO), the sentinel's own command table and SENTINEL replies, and the failover helper as redis-py's
+Sentinel clients (sync and asyncio) live through it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from types import SimpleNamespace
+
+import pytest
+import redis
+import redis.exceptions
+import redis.sentinel
+from redis.sentinel import Sentinel
+
+from fake_streams import ManualClock
+from fake_streams.patching import patch_redis
+from fake_streams.topology.replica import READONLY
+from fake_streams.topology.sentinel import FakeSentinel
+from tests.topology.test_cluster import err
+from tests.topology.test_cluster import raw as node_raw
+
+START_MS = 1_700_000_000_000
+
+
+@pytest.fixture
+def sentinel():
+    s = FakeSentinel(replicas=2, port=16379, sentinel_port=36379, version="7.0", clock=ManualClock(START_MS))
+    yield s
+    s.close()
+
+
+def raw(server, *argv, protocol=2):
+    """One command on ``server``, its raw reply (errors returned as exceptions)."""
+    return node_raw(SimpleNamespace(server=server), *argv, protocol=protocol)
+
+
+def _seed(server):
+    c = server.client()
+    c.xadd("jobs", {"n": "1"}, id="1-1")
+    c.xadd("jobs", {"n": "2"}, id="2-1")
+    c.xgroup_create("jobs", "workers", id="0")
+    c.xreadgroup("workers", "alice", {"jobs": ">"}, count=1)
+    c.close()
+
+
+WRITES = [
+    ("SET", "x", "1"), ("DEL", "x"), ("XADD", "jobs", "*", "n", "3"), ("XACK", "jobs", "workers", "1-1"),
+    ("XREADGROUP", "GROUP", "workers", "bob", "STREAMS", "jobs", ">"),
+    ("XREADGROUP", "GROUP", "workers", "alice", "STREAMS", "jobs", "0"),
+    ("XGROUP", "CREATE", "jobs", "g2", "0"), ("XGROUP", "DESTROY", "jobs", "workers"),
+    ("XGROUP", "CREATECONSUMER", "jobs", "workers", "c2"), ("XGROUP", "SETID", "jobs", "workers", "0"),
+    ("XCLAIM", "jobs", "workers", "bob", "0", "1-1"), ("XAUTOCLAIM", "jobs", "workers", "bob", "0", "0"),
+    ("XTRIM", "jobs", "MAXLEN", "0"), ("XDEL", "jobs", "1-1"), ("XSETID", "jobs", "5-5"), ("FLUSHALL",),
+    ("EXPIRE", "jobs", "10"), ("FUNCTION", "FLUSH"), ("EVAL", "#!lua\nreturn 1", "0"),
+]
+
+
+@pytest.mark.parametrize("argv", WRITES, ids=lambda a: " ".join(a[:2]))
+def test_replica_answers_every_write_with_readonly(sentinel, argv):
+    _seed(sentinel.master.server)
+    replica = sentinel.replicas[0].server
+    assert err(raw(replica, *argv)) == READONLY
+    assert err(raw(replica, *argv, protocol=3)) == READONLY
+
+
+def test_replica_serves_reads_of_the_masters_data_at_once(sentinel):
+    _seed(sentinel.master.server)
+    replica = sentinel.replicas[1].server
+    assert raw(replica, "XRANGE", "jobs", "-", "+") == [[b"1-1", [b"n", b"1"]], [b"2-1", [b"n", b"2"]]]
+    assert raw(replica, "XPENDING", "jobs", "workers")[0] == 1
+    assert raw(replica, "XINFO", "GROUPS", "jobs")[0][:2] == [b"name", b"workers"]
+    assert raw(replica, "EVAL", "return redis.call('xlen', KEYS[1])", "1", "jobs") == 2
+    assert raw(replica, "EVAL", "#!lua flags=no-writes\nreturn redis.call('xlen', KEYS[1])", "1", "jobs") == 2
+    assert raw(replica, "PUBLISH", "ch", "x") == 0  # may-replicate, not a write
+    # a write inside a script: the command's error with the script's suffix; pcall gives the bare error
+    line = err(raw(replica, "EVAL", "return redis.call('xadd', KEYS[1], '*', 'n', 'x')", "1", "jobs"))
+    assert line.startswith(READONLY + " script: ")
+    assert err(raw(replica, "EVAL", "return redis.pcall('set', 'k', 'v')", "0")) == READONLY
+    assert err(raw(replica, "SET", "x")) == "ERR wrong number of arguments for 'set' command"  # arity first
+    sentinel.master.server.client().xadd("jobs", {"n": "3"}, id="3-1")
+    assert raw(replica, "XLEN", "jobs") == 3  # replication is instant
+
+
+def test_readonly_inside_multi_aborts_exec(sentinel):
+    client = sentinel.replicas[0].server.client()
+    pipe = client.pipeline()
+    pipe.get("x").set("x", "1")
+    with pytest.raises(redis.exceptions.ReadOnlyError):
+        pipe.execute()
+    pipe = client.pipeline()
+    pipe.get("x")
+    assert pipe.execute() == [None]
+
+
+def test_role_info_and_hello_of_master_and_replicas(sentinel):
+    master, first, second = sentinel.nodes
+    assert raw(master.server, "ROLE") == [b"master", 0, [[b"127.0.0.1", b"16380", b"0"], [b"127.0.0.1", b"16381", b"0"]]]
+    assert raw(first.server, "ROLE", protocol=3) == [b"slave", b"127.0.0.1", 16379, b"connected", 0]
+    info = first.server.client().info("replication")
+    assert (info["role"], info["master_host"], info["master_port"], info["master_link_status"],
+            info["slave_read_only"]) == ("slave", "127.0.0.1", 16379, "up", 1)
+    assert info["master_replid"] == master.server.client().info("replication")["master_replid"]
+    minfo = master.server.client().info("replication")
+    assert minfo["connected_slaves"] == 2 and minfo["slave1"]["port"] == 16381
+    assert raw(first.server, "HELLO", "3", protocol=3)[b"role"] == b"replica"
+    assert raw(master.server, "HELLO", "3", protocol=3)[b"role"] == b"master"
+
+
+def test_sentinel_has_only_its_commands(sentinel):
+    server = sentinel.server
+    assert err(raw(server, "GET", "x")) == "ERR unknown command 'GET', with args beginning with: 'x' "
+    assert err(raw(server, "XADD", "s", "*", "a", "1")) == \
+        "ERR unknown command 'XADD', with args beginning with: 's' '*' 'a' '1' "
+    assert raw(server, "PING") == b"PONG"
+    assert raw(server, "ROLE") == [b"sentinel", [b"mymaster"]]
+    hello = raw(server, "HELLO", "3", protocol=3)
+    assert hello[b"mode"] == b"sentinel" and b"role" not in hello
+    info = server.client().info()
+    assert info["redis_mode"] == "sentinel" and info["sentinel_masters"] == 1
+    assert info["master0"] == {"name": "mymaster", "status": "ok", "address": "127.0.0.1:16379", "slaves": 2,
+                               "sentinels": 1}
+    assert "used_memory" not in info and "role" not in info  # no Memory / Replication sections
+    assert server.client().info("replication") == {}
+
+
+def test_sentinel_replies(sentinel):
+    server = sentinel.server
+    master = raw(server, "SENTINEL", "MASTER", "mymaster", protocol=3)
+    assert (master[b"name"], master[b"ip"], master[b"port"], master[b"flags"], master[b"num-slaves"],
+            master[b"quorum"], master[b"runid"]) == (b"mymaster", b"127.0.0.1", b"16379", b"master", b"2", b"1",
+                                                      sentinel.master.server.client().info()["run_id"].encode())
+    flat = raw(server, "SENTINEL", "MASTER", "mymaster")
+    assert flat[:4] == [b"name", b"mymaster", b"ip", b"127.0.0.1"]
+    assert raw(server, "SENTINEL", "MASTERS") == [flat]
+    replicas = raw(server, "SENTINEL", "REPLICAS", "mymaster", protocol=3)
+    assert [(r[b"name"], r[b"flags"], r[b"master-port"]) for r in replicas] == [
+        (b"127.0.0.1:16380", b"slave", b"16379"), (b"127.0.0.1:16381", b"slave", b"16379")]
+    assert raw(server, "SENTINEL", "SLAVES", "mymaster", protocol=3) == replicas
+    assert raw(server, "SENTINEL", "SENTINELS", "mymaster") == []
+    assert raw(server, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster") == [b"127.0.0.1", b"16379"]
+    assert raw(server, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", "nope") is None
+    assert raw(server, "SENTINEL", "CKQUORUM", "mymaster") == \
+        b"OK 1 usable Sentinels. Quorum and failover authorization can be reached"
+    assert raw(server, "SENTINEL", "MYID") == sentinel.myid.encode()
+    for sub in ("MASTER", "REPLICAS", "SLAVES", "SENTINELS", "CKQUORUM", "FAILOVER"):
+        assert err(raw(server, "SENTINEL", sub, "nope")) == "ERR No such master with that name"
+    assert err(raw(server, "SENTINEL", "FOO")) == "ERR unknown subcommand 'FOO'. Try SENTINEL HELP."
+    assert err(raw(server, "SENTINEL")) == "ERR wrong number of arguments for 'sentinel' command"
+    assert err(raw(server, "SENTINEL", "MASTER")) == "ERR wrong number of arguments for 'sentinel|master' command"
+    assert err(raw(sentinel.master.server, "SENTINEL", "MASTERS")).startswith("ERR unknown command 'SENTINEL'")
+
+
+def test_ckquorum_without_quorum():
+    with FakeSentinel(quorum=2, port=16479, sentinel_port=36479) as s:
+        assert err(raw(s.server, "SENTINEL", "CKQUORUM", "mymaster")) == (
+            "NOQUORUM 1 usable Sentinels. Not enough available Sentinels to reach the specified quorum for this master")
+
+
+def test_failover_keeps_streams_groups_and_pels_and_swaps_roles(sentinel):
+    _seed(sentinel.master.server)
+    old, new = sentinel.master, sentinel.replicas[1]
+    assert sentinel.failover(new) is new
+    assert sentinel.master is new and old.is_replica
+    assert sentinel.master_address == ("127.0.0.1", 16381)
+    assert raw(new.server, "XPENDING", "jobs", "workers", "-", "+", "10") == [[b"1-1", b"alice", 0, 1]]
+    assert raw(new.server, "XACK", "jobs", "workers", "1-1") == 1
+    assert err(raw(old.server, "XADD", "jobs", "*", "n", "x")) == READONLY
+    assert raw(old.server, "ROLE")[:3] == [b"slave", b"127.0.0.1", 16381]
+    assert raw(sentinel.server, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster") == [b"127.0.0.1", b"16381"]
+    replicas = raw(sentinel.server, "SENTINEL", "REPLICAS", "mymaster", protocol=3)
+    assert sorted(r[b"port"] for r in replicas) == [b"16379", b"16380"]
+    assert raw(sentinel.server, "SENTINEL", "MASTER", "mymaster", protocol=3)[b"config-epoch"] == b"1"
+    assert raw(sentinel.server, "SENTINEL", "FAILOVER", "mymaster") == b"OK"  # the sentinel's own command
+    assert sentinel.master is not new and sentinel.failovers == 2
+
+
+def test_failover_hangs_up_on_the_clients_of_old_and_new_master(sentinel):
+    _seed(sentinel.master.server)
+    old_client = sentinel.master.server.client()
+    new_client = sentinel.replicas[0].server.client()
+    other_client = sentinel.replicas[1].server.client()
+    ids = [c.client_id() for c in (old_client, new_client, other_client)]
+    blocked = sentinel.master.server.client()
+    outcome = []
+
+    def read():
+        try:
+            outcome.append(blocked.xread({"jobs": "$"}, block=0))
+        except redis.exceptions.ConnectionError as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    sentinel.master.server.wait_until_blocked(1)
+    sentinel.failover(1)
+    thread.join(5)  # real-time: bounded wait for the blocked reader's hang-up
+    assert isinstance(outcome[0], redis.exceptions.ConnectionError)
+    # hung up: redis-py's pool sees the EOF at checkout and reconnects (a new client id), as against a server
+    after = [c.client_id() for c in (old_client, new_client, other_client)]
+    assert after[0] != ids[0] and after[1] != ids[1]
+    assert after[2] == ids[2]  # a replica whose role did not change keeps its clients
+    with pytest.raises(redis.exceptions.ReadOnlyError):  # the old master's address serves on, as a replica
+        old_client.xadd("jobs", {"n": "x"})
+
+
+def test_master_for_and_slave_for_follow_a_failover(sentinel):
+    _seed(sentinel.master.server)
+    master = sentinel.master_for(decode_responses=True)
+    replica = sentinel.slave_for(decode_responses=True)
+    assert master.xadd("jobs", {"n": "3"}, id="3-1") == "3-1"
+    assert replica.xlen("jobs") == 3
+    with pytest.raises(redis.exceptions.ReadOnlyError):
+        replica.xadd("jobs", {"n": "4"})
+    sentinel.failover(sentinel.replicas[0])
+    # the hung-up connection is replaced at checkout, after asking the sentinel again: the new master
+    assert master.xack("jobs", "workers", "1-1") == 1
+    assert master.connection_pool.get_master_address() == ("127.0.0.1", 16380)
+    assert master.xinfo_groups("jobs")[0]["pending"] == 0
+
+
+def test_a_master_connection_that_lands_on_a_replica_gets_readonly_and_asks_again(sentinel, monkeypatch):
+    """A sentinel that has not seen the failover yet names a replica: READONLY there is redis-py's cue to drop the
+    connection (ConnectionError "The previous master is now a slave") and ask the sentinels again."""
+    master = sentinel.master_for()
+    pool = master.connection_pool
+    real = pool.proxy.get_master_address
+    stale = iter([(sentinel.replicas[0].host, sentinel.replicas[0].port)])
+    monkeypatch.setattr(pool.proxy, "get_master_address", lambda: next(stale, None) or real())
+    with pytest.raises(redis.exceptions.ConnectionError, match="The previous master is now a slave"):
+        master.set("k", "1")
+    assert master.set("k", "1") and master.get("k") == b"1"
+    assert sentinel.replicas[0].server.client().get("k") == b"1"  # the same dataset, read on the replica
+
+
+def test_code_under_patch_builds_its_own_sentinel_clients():
+    with patch_redis(version="7.0") as network:
+        deployment = FakeSentinel(network=network)
+        app = Sentinel([("localhost", 26379)], socket_timeout=1)
+        assert app.discover_master("mymaster") == ("127.0.0.1", 6379)
+        assert app.discover_slaves("mymaster") == [("127.0.0.1", 6380)]
+        master = app.master_for("mymaster")
+        master.xadd("orders", {"sku": "A"}, id="1-1")
+        assert app.slave_for("mymaster").xrange("orders") == [(b"1-1", {b"sku": b"A"})]
+        deployment.failover()
+        assert master.xadd("orders", {"sku": "B"}, id="2-1") == b"2-1"
+        assert network.server_for("redis://127.0.0.1:6380").client().xlen("orders") == 2
+        deployment.close()
+
+
+def test_asyncio_sentinel_clients_follow_a_failover(sentinel):
+    async def main():
+        master = sentinel.async_master_for()
+        replica = sentinel.async_slave_for()
+        try:
+            await master.xadd("jobs", {"n": "1"}, id="1-1")
+            await master.xgroup_create("jobs", "g", id="0")
+            await master.xreadgroup("g", "c", {"jobs": ">"})
+            assert await replica.xlen("jobs") == 1
+            with pytest.raises(redis.exceptions.ReadOnlyError):
+                await replica.xack("jobs", "g", "1-1")
+            sentinel.failover()
+            assert await master.xack("jobs", "g", "1-1") == 1
+        finally:
+            await master.aclose()
+            await replica.aclose()
+
+    asyncio.run(main())
+
+
+def _events(pubsub):
+    out = []
+    try:
+        while (message := pubsub.get_message(timeout=0.2)) is not None:  # real-time: messages already queued
+            out.append((message["channel"], message["data"]))
+    except redis.exceptions.ConnectionError:  # the sentinel exited (a simulated crash) after these
+        pass
+    return out
+
+
+def test_failover_publishes_the_sentinel_events(sentinel):
+    """The events of a forced failover (compared with a real sentinel's in test_sentinel_oracle), the other
+    replicas' reconfiguration, then the old master's conversion; SENTINEL FAILOVER publishes the same."""
+    watcher = sentinel.server.client().pubsub()
+    watcher.psubscribe("*")
+    assert watcher.get_message(timeout=1)["type"] == "psubscribe"
+    sentinel.failover(sentinel.replicas[0])
+    events = _events(watcher)
+    channels = [c for c, _ in events]
+    assert channels[:2] == [b"+new-epoch", b"+try-failover"] and events[0][1] == b"1"
+    reconf = [m for c, m in events if c.startswith(b"+slave-reconf-")]
+    assert reconf == [b"slave 127.0.0.1:16381 127.0.0.1 16381 @ mymaster 127.0.0.1 16379"] * 3
+    assert (b"+switch-master", b"mymaster 127.0.0.1 16379 127.0.0.1 16380") in events
+    assert [m for c, m in events if c == b"+slave"] == [b"slave 127.0.0.1:16381 127.0.0.1 16381 @ mymaster 127.0.0.1 16380",
+                                                       b"slave 127.0.0.1:16379 127.0.0.1 16379 @ mymaster 127.0.0.1 16380"]
+    assert events[-1] == (b"+convert-to-slave", b"slave 127.0.0.1:16379 127.0.0.1 16379 @ mymaster 127.0.0.1 16380")
+    assert raw(sentinel.server, "SENTINEL", "FAILOVER", "mymaster") == b"OK"
+    again = _events(watcher)
+    assert again[0] == (b"+new-epoch", b"2") and len(again) == len(events)
+    watcher.close()
+
+
+def test_simulated_crash_after_election_stops_the_failover_and_the_sentinel(sentinel):
+    assert raw(sentinel.server, "SENTINEL", "SIMULATE-FAILURE", "crash-after-election") == b"OK"
+    assert sentinel.server.client().info("sentinel")["sentinel_simulate_failure_flags"] == 1
+    assert err(raw(sentinel.server, "SENTINEL", "SIMULATE-FAILURE", "crash-after-promotion")).startswith(
+        "ERR fake-redis-streams: ")
+    watcher = sentinel.server.client().pubsub()
+    watcher.psubscribe("*")
+    watcher.get_message(timeout=1)
+    old = sentinel.master
+    assert raw(sentinel.server, "SENTINEL", "FAILOVER", "mymaster") == b"OK"
+    assert [c for c, _ in _events(watcher)] == [b"+new-epoch", b"+try-failover"]  # then the hang-up
+    assert sentinel.master is old and sentinel.crashed
+    for _ in range(50):  # the crash thread takes the sentinel down as soon as FAILOVER's reply is out
+        if not sentinel.server.connected:
+            break
+        threading.Event().wait(0.02)  # real-time: bounded wait for the sentinel's crash thread
+    with pytest.raises(redis.sentinel.MasterNotFoundError):
+        sentinel.sentinel_client().discover_master("mymaster")
+
+
+def test_sentinel_set_changes_what_master_shows(sentinel):
+    assert raw(sentinel.server, "SENTINEL", "SET", "mymaster", "quorum", "3", "failover-timeout", "1000") == b"OK"
+    master = raw(sentinel.server, "SENTINEL", "MASTER", "mymaster", protocol=3)
+    assert (master[b"quorum"], master[b"failover-timeout"]) == (b"3", b"1000")
+    assert err(raw(sentinel.server, "SENTINEL", "CKQUORUM", "mymaster")).startswith("NOQUORUM 1 usable Sentinels.")
+    assert err(raw(sentinel.server, "SENTINEL", "SET", "mymaster", "auth-pass", "x")).startswith("ERR fake-redis-")
+    assert err(raw(sentinel.server, "SENTINEL", "REMOVE", "mymaster")).startswith("ERR fake-redis-streams: ")
+
+
+def test_failover_picks_by_priority_and_never_a_priority_0_replica(sentinel):
+    first, second = sentinel.replicas
+    first.priority = 0
+    assert sentinel.best_replica() is second
+    second.priority = 0
+    assert err(raw(sentinel.server, "SENTINEL", "FAILOVER", "mymaster")) == "NOGOODSLAVE No suitable replica to promote"
+    with pytest.raises(ValueError, match="no replica to promote"):
+        sentinel.failover()
+    assert sentinel.failover(first) is first  # the helper may still promote it by name
+    assert raw(sentinel.server, "SENTINEL", "REPLICAS", "mymaster", protocol=3)[1][b"slave-priority"] == b"0"

@@ -1,0 +1,39 @@
+"""The batch reads of the sorted indexes (``IdIndex.slice_k``, ``EntryIndex.fields_sorted``) against plain
+per-key lookups, across chunk boundaries and with holes (XAUTOCLAIM's windowed scan uses them)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from fake_streams.entryindex import EntryIndex
+from fake_streams.idindex import LOAD, IdMap
+
+
+def _filled(rnd: random.Random, n: int):
+    entries, pel = EntryIndex(), IdMap()
+    keys = sorted(rnd.sample(range(1, 8 * n), n))
+    for k in keys:
+        entries.append_entry(k, b"%d-0" % k, (b"f", b"%d" % k))
+    pel.extend_k(list(keys), [b"v%d" % k for k in keys])
+    for k in rnd.sample(keys, n // 5):  # holes: chunks shrink, merge or go
+        entries.pop_k(k)
+        pel.pop_k(k)
+    return entries, pel
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_slice_and_fields_sorted_match_single_lookups(seed):
+    rnd = random.Random(seed)
+    entries, pel = _filled(rnd, rnd.choice([50, 3 * LOAD]))
+    live = [k for k, _ in pel.scan_k(0)]
+    for _ in range(200):
+        lo, limit, inclusive = rnd.randrange(0, live[-1] + 5), rnd.choice([1, 2, 11, 700, 5000]), rnd.random() < 0.5
+        keys, vals = pel.slice_k(lo, limit, inclusive)
+        want = [k for k in live if (k >= lo if inclusive else k > lo)][:limit]
+        assert keys == want and vals == [pel.get_k(k) for k in want]
+        probe = sorted(rnd.sample(range(0, live[-1] + 10), rnd.choice([1, 5, 40])))
+        assert entries.fields_sorted(probe) == [entries.get_k(k) for k in probe]
+        run = live[rnd.randrange(len(live)):][: rnd.choice([1, 10, 1200])]  # neighbours: the slice-compare case
+        assert entries.fields_sorted(run) == [entries.get_k(k) for k in run]
