@@ -11,6 +11,8 @@
   ``lib_version=None``; empty on redis-py 4.x, which sends none and has no such arguments).
 * :func:`with_cluster_errors` — a connection given the parser redis-py's RedisCluster gives its own where it has
   one (before 6.0 the only parser that raises MovedError, AskError, TryAgainError, ClusterDownError …).
+* :func:`async_failover_retry` — asyncio client kwargs retrying a command after a sentinel failover dropped its
+  connection (redis-py 8's default; older lines retry nothing unless told).
 * :func:`aclose` — ``await aclose(client)``: ``aclose()`` where the asyncio client has it (redis-py >= 5.0.1),
   else ``close()``.
 """
@@ -85,3 +87,16 @@ def with_cluster_errors(conn: Any) -> Any:
     if parser is not None:
         conn.set_parser(parser)
     return conn
+
+
+
+def async_failover_retry() -> Dict[str, Any]:
+    """kwargs for a ``redis.asyncio`` client that retry a command once its connection to a demoted master dropped
+    (ConnectionError), as redis-py 8 does by default; before 8.0 the asyncio client retries nothing unless told.
+    Enough on redis-py 4.6 / 5.3; on 6.4 / 7.4 the retried command still meets the demoted master (open)."""
+    if REDIS_PY >= (8, 0):
+        return {}
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
+
+    return {"retry": Retry(NoBackoff(), 3), "retry_on_error": [redis.exceptions.ConnectionError]}

@@ -12,6 +12,7 @@ import redis.asyncio.sentinel
 from redis.sentinel import Sentinel
 
 from pytest_plugin._options import Options
+from tests.support.redis_compat import aclose, async_failover_retry
 
 
 @pytest.mark.fake_redis_streams(topology="sentinel", sentinel_replicas=2, start_ms=1_700_000_000_000)
@@ -51,7 +52,7 @@ def test_options_place_the_deployment(fake_redis_streams):
 def test_asyncio_sentinel_through_the_patch(fake_redis_streams):
     async def main():
         app = redis.asyncio.sentinel.Sentinel([("localhost", 26379)])
-        master = app.master_for("mymaster")
+        master = app.master_for("mymaster", **async_failover_retry())
         replica = app.slave_for("mymaster")
         try:
             await master.xadd("s", {"a": "1"}, id="1-1")
@@ -63,8 +64,8 @@ def test_asyncio_sentinel_through_the_patch(fake_redis_streams):
             handle_client = fake_redis_streams.async_client()
             assert await handle_client.xlen("s") == 2
         finally:
-            await master.aclose()
-            await replica.aclose()
+            await aclose(master)
+            await aclose(replica)
 
     asyncio.run(main())
 

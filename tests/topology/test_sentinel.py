@@ -18,6 +18,7 @@ from fake_streams import ManualClock
 from fake_streams.patching import patch_redis
 from fake_streams.topology.replica import READONLY
 from fake_streams.topology.sentinel import FakeSentinel
+from tests.support.redis_compat import aclose, async_failover_retry
 from tests.topology.test_cluster import err
 from tests.topology.test_cluster import raw as node_raw
 
@@ -251,7 +252,7 @@ def test_code_under_patch_builds_its_own_sentinel_clients():
 
 def test_asyncio_sentinel_clients_follow_a_failover(sentinel):
     async def main():
-        master = sentinel.async_master_for()
+        master = sentinel.async_master_for(**async_failover_retry())
         replica = sentinel.async_slave_for()
         try:
             await master.xadd("jobs", {"n": "1"}, id="1-1")
@@ -263,8 +264,8 @@ def test_asyncio_sentinel_clients_follow_a_failover(sentinel):
             sentinel.failover()
             assert await master.xack("jobs", "g", "1-1") == 1
         finally:
-            await master.aclose()
-            await replica.aclose()
+            await aclose(master)
+            await aclose(replica)
 
     asyncio.run(main())
 
