@@ -290,5 +290,9 @@ def test_object_idletime_moves_with_time(pair):
     assert 2 <= real <= 3 and 2 <= fake <= 3 and abs(real - fake) <= 1, (real, fake)
     pair.same("GET", "k")
     pair.same("XLEN", "s")
-    pair.same("OBJECT", "IDLETIME", "k")
-    pair.same("OBJECT", "IDLETIME", "s")
+    # just touched: 0, or 1 when the real server's LRU clock (seconds, refreshed by serverCron every 100 ms) ticks
+    # between the touch and the OBJECT call, which a loaded machine makes likely; the fake's clock is the real
+    # server's TIME, so the two may tick apart by that refresh
+    for key in ("k", "s"):
+        real, fake = pair.real("OBJECT", "IDLETIME", key), pair.fake("OBJECT", "IDLETIME", key)
+        assert real in (0, 1) and fake in (0, 1), (key, real, fake)
