@@ -128,6 +128,19 @@ def get_connection(client: Any) -> Any:
     return pool.get_connection() if REDIS_PY >= (5, 3) else pool.get_connection("_")
 
 
+def raw_reply(client: Any, *argv: Any) -> Any:
+    """``argv`` sent on one of ``client``'s connections, its reply undecoded; an error reply as ``"-<text>"``."""
+    conn = get_connection(client)
+    try:
+        conn.send_command(*argv)
+        try:
+            return conn.read_response(disable_decoding=True)
+        except redis.ResponseError as exc:
+            return f"-{exc}"
+    finally:
+        client.connection_pool.release(conn)
+
+
 async def aw(value: Any) -> Any:
     """``await`` an async client's result; pass a sync client's through."""
     return await value if inspect.isawaitable(value) else value

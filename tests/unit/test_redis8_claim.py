@@ -7,27 +7,17 @@ silent are in docs/redis8-choices.md ("XREADGROUP CLAIM").
 import threading
 
 import pytest
-import redis
 
 from fake_streams import FakeStreamsServer
 from fake_streams.clock import ManualClock
-from tests.conftest import get_connection, pool_kwargs
+from tests.conftest import get_connection, pool_kwargs, raw_reply
 from tests.support.redis_compat import NO_RESP3
 
 T0 = 1_700_000_000_000
 CLAIM_PROFILES = ("8.4", "8.6", "8.10")
 
 
-def _raw(r, *argv):
-    conn = get_connection(r)
-    try:
-        conn.send_command(*argv)
-        try:
-            return conn.read_response(disable_decoding=True)
-        except redis.ResponseError as exc:
-            return f"-{exc}"
-    finally:
-        r.connection_pool.release(conn)
+_raw = raw_reply
 
 
 @pytest.fixture(params=CLAIM_PROFILES)

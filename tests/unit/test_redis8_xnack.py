@@ -9,13 +9,12 @@ load" is checked through DUMP/RESTORE, which carries the same encoding.
 import threading
 
 import pytest
-import redis
 
 from fake_streams import FakeStreamsServer
 from fake_streams.clock import ManualClock
 from fake_streams.inspect import group_view
 from fake_streams.profiles import PROFILES
-from tests.conftest import get_connection, pool_kwargs
+from tests.conftest import pool_kwargs, raw_reply
 from tests.support.redis_compat import NO_RESP3
 
 T0 = 1_700_000_000_000
@@ -23,16 +22,7 @@ LLONG_MAX = 9223372036854775807
 XNACK_PROFILES = tuple(name for name, p in PROFILES.items() if p.has("xnack"))
 
 
-def _raw(r, *argv):
-    conn = get_connection(r)
-    try:
-        conn.send_command(*argv)
-        try:
-            return conn.read_response(disable_decoding=True)
-        except redis.ResponseError as exc:
-            return f"-{exc}"
-    finally:
-        r.connection_pool.release(conn)
+_raw = raw_reply
 
 
 @pytest.fixture(params=XNACK_PROFILES)
