@@ -9,6 +9,7 @@ import functools
 import inspect
 from typing import Any, Callable, Dict, Tuple
 
+from ..reply import VerbatimText
 from . import auth
 from .overrides import override, signature
 from .values import StreamValue
@@ -57,8 +58,11 @@ def _info(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[An
 
 
 def info(sock: Any, *sections: bytes) -> bytes:
-    """INFO (fakeredis has none): the server's report of ``sections``."""
-    return sock._sf_session.server.info(sections)
+    """INFO (fakeredis has none): the server's report of ``sections`` — a verbatim string in RESP3 (``=…txt:``, the
+    server's ``addReplyVerbatim``), except on a sentinel, whose INFO is a bulk string (``sentinelInfoCommand``)."""
+    server = sock._sf_session.server
+    report = server.info(sections)
+    return report if server.sentinel is not None else VerbatimText(report)
 
 
 @override("client unblock")

@@ -47,6 +47,10 @@ def _one_variant_fast(param: Any) -> Any:
 #: commands again with only the reply encoding changed, and the other oracles run the same ten thousand XADDs;
 #: the fast loop keeps the RESP2 variant on the first oracle (Redis 7.0), the full run every variant.
 big_stream = pytest.mark.parametrize("conformance_target", [_one_variant_fast(p) for p in TARGET_PARAMS])
+#: The other 10,000-entry tests (the same insert, then one XRANGE / XREVRANGE / XREAD / XDEL pattern each; those
+#: commands are in the fast loop on small streams) run in the full run only; the fast loop keeps the mass insertion,
+#: the whole-stream iteration and the XRANGE fuzzing.
+big_stream_full_run = pytest.mark.slow
 
 
 def _glob(text: str, pattern: str) -> bool:
@@ -349,6 +353,7 @@ def test_xadd_with_limit_delete_entries_no_more_than_limit(pair):
 # XRANGE / XREVRANGE / XREAD over the 10,000-entry stream of "XADD mass insertion and XLEN"
 
 
+@big_stream_full_run
 @big_stream
 def test_xrange_count_works_as_expected(pair):
     """XRANGE COUNT works as expected"""
@@ -356,6 +361,7 @@ def test_xrange_count_works_as_expected(pair):
     assert len(pair.same("XRANGE", "mystream", "-", "+", "COUNT", "10")) == 10
 
 
+@big_stream_full_run
 @big_stream
 def test_xrevrange_count_works_as_expected(pair):
     """XREVRANGE COUNT works as expected"""
@@ -384,6 +390,7 @@ def test_xrange_can_be_used_to_iterate_the_whole_stream(pair):
         assert j == 10000, name
 
 
+@big_stream_full_run
 @big_stream
 def test_xrevrange_returns_the_reverse_of_xrange(pair):
     """XREVRANGE returns the reverse of XRANGE"""
@@ -413,6 +420,7 @@ def test_xrange_exclusive_ranges(pair):
     error_matching(pair, "ERR*", "XRANGE", "vipstream", "-", "(0-0")
 
 
+@big_stream_full_run
 @big_stream
 def test_xread_with_non_empty_stream(pair):
     """XREAD with non empty stream"""
@@ -427,6 +435,7 @@ def test_non_blocking_xread_with_empty_streams(pair):
     assert res is None  # Tcl {}: nil array (RESP2 *-1, RESP3 _)
 
 
+@big_stream_full_run
 @big_stream
 def test_xread_with_non_empty_second_stream(pair):
     """XREAD with non empty second stream"""
@@ -544,6 +553,7 @@ def test_xdel_multiply_id_test(pair):
     assert as_map(result[1][1])[b"c"] == b"3"
 
 
+@big_stream_full_run
 @big_stream
 def test_xdel_fuzz_test(pair):
     """XDEL fuzz test"""
@@ -589,7 +599,7 @@ def test_xrange_fuzzing(pair):
         rng = random.Random(46)
         items = run("XRANGE", "mystream{t}", "-", "+")
         low_id, high_id = items[0][0], items[-1][0]
-        for _ in range(budget(fast=25, full=100)):
+        for _ in range(budget(fast=10, full=100)):
             start = _stream_random_id(rng, low_id, high_id)
             end = _stream_random_id(rng, low_id, high_id)
             got = run("XRANGE", "mystream{t}", start, end)

@@ -227,6 +227,7 @@ def _run(pytester: pytest.Pytester, *extra: str) -> pytest.RunResult:
     return result
 
 
+@pytest.mark.slow  # a pytest subprocess of generated tests (~3 s); tests/plugin/test_leaks.py checks per-test release in the fast loop
 def test_isolation_random_order(pytester: pytest.Pytester) -> None:
     result = _run(pytester)
     result.assert_outcomes(passed=N_TESTS)

@@ -69,7 +69,7 @@ from .known_differences import (
 )
 from .open_bugs import open_bug
 
-STEPS = env_int("FAKE_STREAMS_DIFF_STEPS", budget(fast=500, full=10000))
+STEPS = env_int("FAKE_STREAMS_DIFF_STEPS", budget(fast=250, full=10000))
 STEPS_PER_EXAMPLE = env_int("FAKE_STREAMS_DIFF_STEPS_PER_EXAMPLE", 50)
 
 #: relative frequency of each command family in a step ("multi" = a MULTI … EXEC block)

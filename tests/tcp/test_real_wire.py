@@ -190,3 +190,19 @@ def test_commandstats_count_the_direct_path(ports, raw):
                                         r"rejected_calls=(\d+),failed_calls=(\d+)", info)))
     assert counts[0] == counts[1]
     assert ("xadd", "8", "0", "1") in counts[0]
+
+
+@pytest.mark.parametrize("protocol", ["2", "3"])
+@pytest.mark.parametrize("command", ["INFO", "INFO server", "INFO keyspace", "CLIENT INFO"])
+def test_report_replies_have_the_servers_reply_type(ports, raw, protocol, command):
+    """INFO / CLIENT INFO are the server's ``addReplyVerbatim``: a bulk string in RESP2, a verbatim string (``=…txt:``)
+    in RESP3 — the type byte and the ``txt:`` format as the real server sends them (the text itself differs)."""
+    heads = {}
+    for side, port in ports.items():
+        client = raw(port)
+        client.call("HELLO", protocol)
+        reply = client.call(*command.split())
+        body = reply[reply.index(b"\r\n") + 2:]
+        heads[side] = (reply[:1], body[:4] if protocol == "3" else b"")  # RESP3: the "txt:" format
+    assert heads["fake"] == heads["real"]
+    assert heads["fake"][0] == (b"$" if protocol == "2" else b"=")

@@ -49,6 +49,7 @@ def _wire(port: int, protocol: int, *argv: Any) -> bytes:
         return read_reply(sock)
 
 
+@pytest.mark.slow  # a second real 3-master cluster (~2 s to start); test_cluster_oracle.py compares the replies in process
 @pytest.mark.parametrize("protocol", (2, 3), ids=lambda p: f"resp{p}")
 @pytest.mark.parametrize("argv", [
     ("CLUSTER", "INFO"), ("CLUSTER", "NODES"), ("CLUSTER", "SLOTS"), ("CLUSTER", "MYID"), ("CLUSTER", "HELP"),
