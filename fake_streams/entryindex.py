@@ -70,9 +70,8 @@ class EntryIndex(IdIndex[Fields]):
     def _columns(self) -> Tuple[List[Any], ...]:
         return (self._keys, self._vals, self._encs)
 
-    def append_entry(self, k: int, enc: bytes, fields: Fields) -> int:
-        """Add an entry whose key is greater than every key present; returns the number of entries now.
-        O(1) amortized."""
+    def append_entry(self, k: int, enc: bytes, fields: Fields) -> None:
+        """Add an entry whose key is greater than every key present. O(1) amortized."""
         keys = self._keys
         if keys:
             ks = keys[-1]
@@ -82,13 +81,12 @@ class EntryIndex(IdIndex[Fields]):
                 self._encs[-1].append(enc)
                 self._maxes[-1] = k
                 self._len += 1
-                return self._len
+                return
         keys.append([k])
         self._vals.append([fields])
         self._encs.append([enc])
         self._maxes.append(k)
         self._len += 1
-        return self._len
 
     def entry_k(self, k: int) -> Optional[Tuple[bytes, Fields]]:
         """``(encoded id, fields)`` of entry ``k`` or ``None``. O(1) right after a hit on the previous key, else O(log n)."""

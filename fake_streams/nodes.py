@@ -153,25 +153,6 @@ class Node:
         ``fields`` is the caller's fresh list; with the master's field names (SAMEFIELDS) its names are
         replaced by the master's own (equal) bytes objects, so entries of a node share them.
         """
-        stored = self.add_within(sid, fields, -1, 0, 0)
-        assert stored is not None  # no room check asked
-        return stored
-
-    def add_within(self, sid: StreamID, fields: List[bytes], payload_len: int, max_bytes: int,
-                   max_entries: int) -> Optional[Tuple[bytes, ...]]:
-        """:meth:`add_entry` if the node has room for it (``not`` :meth:`is_full` ``(payload_len, max_bytes,
-        max_entries)``), else None with nothing changed; ``payload_len`` < 0: no room check. One call for
-        XADD's append (the check and the append share the node's fields). O(number of fields)."""
-        if payload_len >= 0:
-            count, deleted = self.count, self.deleted
-            if max_entries and count + deleted >= max_entries:
-                return None
-            if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
-                max_bytes = LISTPACK_MAX_SIZE
-            # lp_bytes, inlined
-            if (self.base_bytes + (2 if count <= 127 else int_size(count)) + (2 if deleted <= 127 else int_size(deleted))
-                    + payload_len >= max_bytes):
-                return None
         ms, seq = sid
         master_ms, master_seq = self.master
         d = ms - master_ms

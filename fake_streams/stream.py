@@ -122,19 +122,16 @@ class Stream:
         when a node is opened, or after XSETID moved ``last_id`` below the last node's master).
         """
         node = self._tail
-        stored = None
         if node is not None:
             if node.master > sid:  # only after XSETID moved last_id below a tombstone-only tail node
                 node = self._nodes.floor_value(key)
-            if node is not None:
-                if node.master == sid:
-                    stored = node.add_entry(sid, fields)
-                else:  # the room check (is_full) and the append in one call
-                    if payload < 0:
-                        payload = sum(map(len, fields))
-                    max_bytes, max_entries = limits or self.node_limits()
-                    stored = node.add_within(sid, fields, payload, max_bytes, max_entries)
-        if stored is None:  # no node, or the node is full: a new node with sid as its master
+            if node is not None and node.master != sid:
+                if payload < 0:
+                    payload = sum(map(len, fields))
+                max_bytes, max_entries = limits or self.node_limits()
+                if node.is_full(payload, max_bytes, max_entries):
+                    node = None
+        if node is None:
             node = Node(sid, fields)
             self._nodes.set_k(key, node)
             tail = self._tail
@@ -142,7 +139,11 @@ class Stream:
                 self._tail = node
             self._rax_nodes = None
             stored = tuple(fields)
-        if self._entries.append_entry(key, enc, stored) == 1:
+        else:
+            stored = node.add_entry(sid, fields)
+        entries = self._entries
+        entries.append_entry(key, enc, stored)
+        if len(entries) == 1:
             self.first_id = sid
         self.last_id = sid
         self.entries_added += 1
@@ -168,7 +169,7 @@ class Stream:
         if payload > LISTPACK_MAX_SIZE:
             raise ReplyError("ELEMENTS_TOO_LARGE")
         sid = make_id(ms, seq)
-        enc = b"%d-%d" % sid  # = sid.encode(), one call less on XADD's path
+        enc = sid.encode()
         self.add(sid, key_of(sid), enc, fields, payload, limits)
         return enc
 

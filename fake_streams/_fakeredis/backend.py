@@ -57,11 +57,10 @@ def _inline_notify(cls: type) -> bool:
 class Keyspace:
     """One fakeredis database as handlers' contexts see it. All methods need the backend lock."""
 
-    __slots__ = ("_db", "_inline")
+    __slots__ = ("_db",)
 
     def __init__(self, db: Any) -> None:
         self._db = db
-        self._inline: Optional[type] = None  # the database class _inline_notify said yes to (changed)
 
     @property
     def access_table(self) -> Dict[bytes, int]:
@@ -120,12 +119,9 @@ class Keyspace:
         when nobody waits on the database (the common case; nothing could observe it). O(1 + watchers).
         """
         db = self._db
-        cls = type(db)
-        if cls is not self._inline:  # the verdict kept per keyspace: one identity test per write
-            if not _inline_notify(cls):
-                db.notify_watch(key)
-                return
-            self._inline = cls
+        if not _inline_notify(type(db)):
+            db.notify_watch(key)
+            return
         registry = db._sf_registry
         if registry is not None and registry.has_waiters():  # touched() ignores writes while nobody is blocked
             item = db._dict.get(key)

@@ -174,42 +174,6 @@ def test_add_next_matches_the_general_add(seed):
     fast._check()
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_node_add_within_is_the_room_check_then_add_entry(seed):
-    """``Node.add_within`` (XADD's one call) = ``is_full`` then ``add_entry``: the same verdict, stored tuple and
-    node state, for random entries, limits (0 = the cap / no entry limit) and tombstones."""
-    import copy
-    import random
-
-    from fake_streams.ids import make_id
-    from fake_streams.nodes import LISTPACK_MAX_SIZE, Node
-
-    rnd = random.Random(seed)
-    values = [b"", b"v", b"12", b"-3", b"x" * 63, b"y" * 64, b"9" * 20, b"z" * 300]
-    names = [[b"user", b"action"], [b"a"], [b"1", b"2", b"3"]]
-    node = Node(make_id(1000, 0), [b"user", b"u", b"action", b"a"])
-    ms, seq = 1000, 0
-    for _step in range(400):
-        ms, seq = (ms + rnd.choice([0, 0, 1, 300, 10**6]), seq + 1)
-        if rnd.random() < 0.1:
-            node.mark_deleted(0 if node.count <= 1 else 1)
-        row = rnd.choice(names)
-        fields = [item for name in row for item in (name, rnd.choice(values))]
-        payload = sum(map(len, fields))
-        max_bytes = rnd.choice([0, -1, 4096, 300, 100_000, LISTPACK_MAX_SIZE + 1, None])
-        if max_bytes is None:  # at the edge: lp_bytes + payload one below, at or one above the limit
-            max_bytes = node.lp_bytes + payload + rnd.choice([-1, 0, 1])
-        max_entries = rnd.choice([0, 5, 100, 1000])
-        reference = copy.deepcopy(node)
-        expected = None if reference.is_full(payload, max_bytes, max_entries) else reference.add_entry(
-            make_id(ms, seq), list(fields))
-        got = node.add_within(make_id(ms, seq), list(fields), payload, max_bytes, max_entries)
-        assert got == expected
-        assert repr(node) == repr(reference) and node.base_bytes == reference.base_bytes
-        if got is None:  # a full node: start the next one, as the stream does
-            node = Node(make_id(ms, seq), fields)
-
-
 def test_add_next_errors_change_nothing(monkeypatch):
     from fake_streams import stream as stream_module
     from fake_streams.ids import U64_MAX, make_id
