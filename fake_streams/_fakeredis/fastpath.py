@@ -577,23 +577,33 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, ta
                     append(append_parsed(stream, args, targs, now_ms(), limits)[0])
                 added = True
             except ReplyError as exc:
-                err = error(exc, server.profile)
-                server.stats.error_reply(err.value)
-                server.stats.command("xadd").failed += 1
-                append(decode_error(err))
+                append(decode_error(xadd_failed(server, error(exc, server.profile))))
             except Exception as exc:  # an engine bug: as server.execute answers it
-                err = error(server._internal_error(spec, list(args), exc), server.profile)
-                server.stats.error_reply(err.value)
-                server.stats.command("xadd").failed += 1
-                append(decode_error(err))
+                append(decode_error(xadd_failed(server, error(server._internal_error(spec, list(args), exc),
+                                                              server.profile))))
     finally:
-        if added:
-            keyspace.changed(key)
-        if i > first:  # each XADD's lookupKey touched the key (OBJECT IDLETIME / FREQ)
-            server.access.touch_many(keyspace.access_table, key, i - first)
-        if i > first:  # INFO commandstats: the run's time shared by its commands
-            server.stats.called_many("xadd", i - first, (_perf_counter() - started) * 1e6)
+        xadd_run_done(server, keyspace, key, i - first, added, started)
     return i
+
+
+def xadd_failed(server: Any, err: Any) -> Any:
+    """INFO errorstats / commandstats of an XADD of a run answered with the error reply ``err`` (returned). O(1)."""
+    server.stats.error_reply(err.value)
+    server.stats.command("xadd").failed += 1
+    return err
+
+
+def xadd_run_done(server: Any, keyspace: Any, key: bytes, count: int, added: bool, started: float,
+                  now_ms: Optional[int] = None) -> None:
+    """After ``count`` XADDs on ``key`` run back to back (lock held; :func:`_xadd_run`, the TCP plain-XADD run):
+    WATCH dirtying and fakeredis's wake-ups once if an entry was added, each XADD's lookupKey touch (OBJECT
+    IDLETIME / FREQ; ``now_ms``: the run's last clock read, if the caller has it), INFO commandstats with the
+    run's time (since ``started``) shared by its commands. O(1)."""
+    if added:
+        keyspace.changed(key)
+    if count:
+        server.access.touch_many(keyspace.access_table, key, count, now_ms)
+        server.stats.called_many("xadd", count, (_perf_counter() - started) * 1e6)
 
 
 def _count(server: Any, spec: Any, started: float, error_text: Optional[str]) -> None:

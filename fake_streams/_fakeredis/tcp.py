@@ -299,16 +299,12 @@ class TcpClient:
                         return False
                     parser.rewind(mark)
                 except Exception as exc:  # an engine bug: answered as server.execute answers it
-                    failure = error(server._internal_error(spec, list(typed[1:]), exc), server.profile)
-                    server.stats.error_reply(failure.value)
-                    server.stats.command("xadd").failed += 1
+                    failure = fastpath.xadd_failed(server, error(server._internal_error(spec, list(typed[1:]), exc),
+                                                                 server.profile))
                     ids.append(ErrorReply(failure.value))
-                if ids:
-                    n = len(ids)
-                    if type(ids[0]) is bytes:  # an entry was added (an internal error can only be the last reply)
-                        keyspace.changed(key)
-                    server.access.touch_many(keyspace.access_table, key, n, now_ms)  # each XADD's lookupKey
-                    server.stats.called_many("xadd", n, (perf_counter() - started) * 1e6)
+                # an entry was added unless the first reply is an error (an internal error can only be the last)
+                fastpath.xadd_run_done(server, keyspace, key, len(ids), bool(ids) and type(ids[0]) is bytes, started,
+                                       now_ms)
             finally:
                 lock.release()
         finally:
@@ -456,7 +452,7 @@ class TcpClient:
             return False
         if getattr(fake, "_sf_script_running", False):  # a script runs: the dispatch path answers BUSY
             return False
-        return sock._sf_acl_checked == fake._sf_generation or fastpath._acl_ok(sock, fake)  # its kept verdict first
+        return fastpath._acl_ok(sock, fake)
 
     def answer_busy(self, argv: Any) -> bool:
         """While another client's script is busy on the loop's thread: reply what the busy server answers
