@@ -12,7 +12,7 @@ import redis
 from fake_streams import FakeStreamsServer
 from fake_streams.clock import ManualClock
 from fake_streams.rdb.payload import frame
-from tests.unit.test_redis8_claim import _raw
+from tests.conftest import raw_reply
 
 T0 = 1_771_945_454_291  # the ms of librdb's Redis 8.6 test stream
 
@@ -30,9 +30,9 @@ def _info(r, key):
 
 
 def _two_producers(r, key="k"):
-    _raw(r, "XADD", key, "*", "field1", "value1")
-    _raw(r, "XADD", key, "IDMP", "producer1", "iid_p1_e1", "*", "idmp_field", "prod1_ent1")
-    _raw(r, "XADD", key, "IDMP", "producer2", "iid_p2_e1", "*", "idmp_field", "prod2_ent1")
+    raw_reply(r, "XADD", key, "*", "field1", "value1")
+    raw_reply(r, "XADD", key, "IDMP", "producer1", "iid_p1_e1", "*", "idmp_field", "prod1_ent1")
+    raw_reply(r, "XADD", key, "IDMP", "producer2", "iid_p2_e1", "*", "idmp_field", "prod2_ent1")
 
 
 # ------------------------------------------------------------------------------------------- CONFIG
@@ -69,17 +69,17 @@ def test_a_new_stream_takes_the_parameters_of_its_creation(env):
     # Tcl "XINFO STREAM shows default IDMP parameters": a new stream's XINFO equals CONFIG GET of both; later
     # CONFIG SET changes new streams only (addendum §2.9: "defaults for new streams")
     _, _, r = env
-    _raw(r, "XADD", "old", "*", "f", "v")
+    raw_reply(r, "XADD", "old", "*", "f", "v")
     r.config_set("stream-idmp-duration", "7")
     r.config_set("stream-idmp-maxsize", "2")
-    _raw(r, "XADD", "new", "*", "f", "v")
-    _raw(r, "XGROUP", "CREATE", "mk", "g", "$", "MKSTREAM")
+    raw_reply(r, "XADD", "new", "*", "f", "v")
+    raw_reply(r, "XGROUP", "CREATE", "mk", "g", "$", "MKSTREAM")
     assert [_info(r, k)["idmp-duration"] for k in ("old", "new", "mk")] == [100, 7, 7]
     assert [_info(r, k)["idmp-maxsize"] for k in ("old", "new", "mk")] == [100, 2, 2]
     for i in range(3):  # maxsize 2: the third iid evicts the first
-        _raw(r, "XADD", "new", "IDMP", "p", f"req-{i}", "*", "n", str(i))
+        raw_reply(r, "XADD", "new", "IDMP", "p", f"req-{i}", "*", "n", str(i))
     assert _info(r, "new")["iids-tracked"] == 2
-    assert _raw(r, "XADD", "new", "IDMP", "p", "req-0", "*", "n", "again") != _raw(r, "XRANGE", "new", "-", "+")[1][0]
+    assert raw_reply(r, "XADD", "new", "IDMP", "p", "req-0", "*", "n", "again") != raw_reply(r, "XRANGE", "new", "-", "+")[1][0]
 
 
 # ------------------------------------------------------------------------------------------- XIDMPRECORD
@@ -90,7 +90,7 @@ def test_xidmprecord_is_unknown_before_8_6(version):
     # map), and librdb writes XIDMPRECORD for 8.6+ targets; so "8.6" (8.6.2) has it (env below), 8.4 does not
     server = FakeStreamsServer(version=version)
     try:
-        assert _raw(server.client(), "XIDMPRECORD", "s", "p", "i", "1-0") == (
+        assert raw_reply(server.client(), "XIDMPRECORD", "s", "p", "i", "1-0") == (
             "-unknown command 'XIDMPRECORD', with args beginning with: 's' 'p' 'i' '1-0' ")
     finally:
         server.close()
@@ -99,10 +99,10 @@ def test_xidmprecord_is_unknown_before_8_6(version):
 def test_xidmprecord_errors_in_order(env):
     # the texts are choices (the sources name the cases, not the texts): docs/redis8-choices.md "XIDMPRECORD"
     _, _, r = env
-    _raw(r, "XADD", "s", f"{T0}-0", "f", "v")
-    _raw(r, "SET", "str", "x")
-    assert _raw(r, "XIDMPRECORD", "s", "p", "i") == "-wrong number of arguments for 'xidmprecord' command"
-    assert _raw(r, "XIDMPRECORD", "s", "p", "i", "1-0", "x") == "-wrong number of arguments for 'xidmprecord' command"
+    raw_reply(r, "XADD", "s", f"{T0}-0", "f", "v")
+    raw_reply(r, "SET", "str", "x")
+    assert raw_reply(r, "XIDMPRECORD", "s", "p", "i") == "-wrong number of arguments for 'xidmprecord' command"
+    assert raw_reply(r, "XIDMPRECORD", "s", "p", "i", "1-0", "x") == "-wrong number of arguments for 'xidmprecord' command"
     steps = [
         (("str", "", "", "bad"), "-WRONGTYPE Operation against a key holding the wrong kind of value"),
         (("nokey", "", "", "bad"), "-no such key"),
@@ -113,12 +113,12 @@ def test_xidmprecord_errors_in_order(env):
         (("s", "p", "i", f"{T0}-1"), "-The stream ID does not exist in the stream"),
     ]
     for argv, error in steps:
-        assert _raw(r, "XIDMPRECORD", *argv) == error, argv
+        assert raw_reply(r, "XIDMPRECORD", *argv) == error, argv
     assert _info(r, "s")["pids-tracked"] == 0  # nothing recorded by the errors
-    assert _raw(r, "XIDMPRECORD", "s", "p", "i", f"{T0}") == b"OK"  # `ms` alone is ms-0
-    assert _raw(r, "XIDMPRECORD", "s", "p", "i", f"{T0}-0") == b"OK"  # the same pair again: OK, nothing changes
-    _raw(r, "XADD", "s", f"{T0}-5", "f", "w")
-    assert _raw(r, "XIDMPRECORD", "s", "p", "i", f"{T0}-5") == "-The IID is already recorded with a different stream ID"
+    assert raw_reply(r, "XIDMPRECORD", "s", "p", "i", f"{T0}") == b"OK"  # `ms` alone is ms-0
+    assert raw_reply(r, "XIDMPRECORD", "s", "p", "i", f"{T0}-0") == b"OK"  # the same pair again: OK, nothing changes
+    raw_reply(r, "XADD", "s", f"{T0}-5", "f", "w")
+    assert raw_reply(r, "XIDMPRECORD", "s", "p", "i", f"{T0}-5") == "-The IID is already recorded with a different stream ID"
     info = _info(r, "s")
     assert (info["pids-tracked"], info["iids-tracked"], info["iids-added"], info["iids-duplicates"]) == (1, 1, 0, 0)
 
@@ -128,33 +128,33 @@ def test_xidmprecord_rebuilds_what_an_aof_rewrite_writes(env):
     # tracked iid, oldest first; the rebuilt stream deduplicates as the original did
     _, clock, r = env
     _two_producers(r)
-    ids = [e[0] for e in _raw(r, "XRANGE", "k", "-", "+")]
-    for entry_id, fields in _raw(r, "XRANGE", "k", "-", "+"):
-        _raw(r, "XADD", "copy", entry_id, *fields)
-    assert _raw(r, "XCFGSET", "copy", "IDMP-DURATION", "100", "IDMP-MAXSIZE", "100") == b"OK"
-    assert _raw(r, "XIDMPRECORD", "copy", "producer1", "iid_p1_e1", ids[1]) == b"OK"
-    assert _raw(r, "XIDMPRECORD", "copy", "producer2", "iid_p2_e1", ids[2]) == b"OK"
-    assert _raw(r, "XADD", "copy", "IDMP", "producer1", "iid_p1_e1", "*", "x", "y") == ids[1]
+    ids = [e[0] for e in raw_reply(r, "XRANGE", "k", "-", "+")]
+    for entry_id, fields in raw_reply(r, "XRANGE", "k", "-", "+"):
+        raw_reply(r, "XADD", "copy", entry_id, *fields)
+    assert raw_reply(r, "XCFGSET", "copy", "IDMP-DURATION", "100", "IDMP-MAXSIZE", "100") == b"OK"
+    assert raw_reply(r, "XIDMPRECORD", "copy", "producer1", "iid_p1_e1", ids[1]) == b"OK"
+    assert raw_reply(r, "XIDMPRECORD", "copy", "producer2", "iid_p2_e1", ids[2]) == b"OK"
+    assert raw_reply(r, "XADD", "copy", "IDMP", "producer1", "iid_p1_e1", "*", "x", "y") == ids[1]
     info = _info(r, "copy")
     assert (info["pids-tracked"], info["iids-tracked"], info["iids-added"], info["iids-duplicates"]) == (2, 2, 0, 1)
     # a recorded iid ages from its entry ID's ms (the server keeps no other time per iid)
     clock.advance(100_000)
-    assert _raw(r, "XADD", "copy", "IDMP", "producer1", "iid_p1_e1", "*", "x", "y") not in ids
+    assert raw_reply(r, "XADD", "copy", "IDMP", "producer1", "iid_p1_e1", "*", "x", "y") not in ids
 
 
 def test_xidmprecord_evicts_at_maxsize_in_multi_and_lua(env):
     _, _, r = env
     for i in range(3):
-        _raw(r, "XADD", "s", f"{T0}-{i}", "f", "v")
-    _raw(r, "XCFGSET", "s", "IDMP-MAXSIZE", "2")
+        raw_reply(r, "XADD", "s", f"{T0}-{i}", "f", "v")
+    raw_reply(r, "XCFGSET", "s", "IDMP-MAXSIZE", "2")
     pipe = r.pipeline(transaction=True)
     pipe.execute_command("XIDMPRECORD", "s", "p", "a", f"{T0}-0")
     pipe.execute_command("XIDMPRECORD", "s", "p", "b", f"{T0}-1")
     assert pipe.execute() == [b"OK", b"OK"]
     assert r.eval("return redis.call('XIDMPRECORD', KEYS[1], 'p', 'c', ARGV[1])", 1, "s", f"{T0}-2") == b"OK"
     assert _info(r, "s")["iids-tracked"] == 2
-    assert _raw(r, "XADD", "s", "IDMP", "p", "a", "*", "f", "v") not in (f"{T0}-0".encode(),)  # "a" was evicted
-    assert _raw(r, "XADD", "s", "IDMP", "p", "c", "*", "f", "v") == f"{T0}-2".encode()
+    assert raw_reply(r, "XADD", "s", "IDMP", "p", "a", "*", "f", "v") not in (f"{T0}-0".encode(),)  # "a" was evicted
+    assert raw_reply(r, "XADD", "s", "IDMP", "p", "c", "*", "f", "v") == f"{T0}-2".encode()
 
 
 # ------------------------------------------------------------------------------------------- DUMP / RESTORE
@@ -181,31 +181,31 @@ def test_dump_writes_the_rdb_version_and_the_idmp_state(env):
     assert payload[0] == stream_type
     assert payload[-10:-8] == version.to_bytes(2, "little")
     assert payload[:-10].endswith(b"\x00" + IDMP_TAIL)  # 0 consumer groups, then the IDMP state
-    _raw(r, "SET", "str", "x")
+    raw_reply(r, "SET", "str", "x")
     assert r.dump("str")[-10:-8] == version.to_bytes(2, "little")  # every DUMP of the server says its RDB version
-    _raw(r, "XADD", "plain", "1-0", "f", "v")  # never written with IDMP: the defaults and zero counters
+    raw_reply(r, "XADD", "plain", "1-0", "f", "v")  # never written with IDMP: the defaults and zero counters
     assert r.dump("plain")[:-10].endswith(b"\x00" + bytes.fromhex("40644064" "00" "00" "00"))
 
 
 def test_restore_round_trip_keeps_the_map_order_and_counters(env):
     _, clock, r = env
-    _raw(r, "XADD", "k", "*", "f", "v")
-    _raw(r, "XCFGSET", "k", "IDMP-DURATION", "50", "IDMP-MAXSIZE", "3")
-    added = [_raw(r, "XADD", "k", "IDMP", "p", f"req-{i}", "*", "n", str(i)) for i in range(4)]  # req-0 evicted
-    _raw(r, "XADD", "k", "IDMP", "p", "req-3", "*", "n", "dup")
-    _raw(r, "XADD", "k", "IDMP", "q", "only", "*", "n", "q")
-    _raw(r, "XGROUP", "CREATE", "k", "g", "0")
-    _raw(r, "XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", "k", ">")
+    raw_reply(r, "XADD", "k", "*", "f", "v")
+    raw_reply(r, "XCFGSET", "k", "IDMP-DURATION", "50", "IDMP-MAXSIZE", "3")
+    added = [raw_reply(r, "XADD", "k", "IDMP", "p", f"req-{i}", "*", "n", str(i)) for i in range(4)]  # req-0 evicted
+    raw_reply(r, "XADD", "k", "IDMP", "p", "req-3", "*", "n", "dup")
+    raw_reply(r, "XADD", "k", "IDMP", "q", "only", "*", "n", "q")
+    raw_reply(r, "XGROUP", "CREATE", "k", "g", "0")
+    raw_reply(r, "XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", "k", ">")
     before = _info(r, "k")
     payload = r.dump("k")
     assert r.restore("k2", 0, payload) == b"OK"
     assert _info(r, "k2") == {**before}
     assert r.dump("k2") == payload
-    assert _raw(r, "XADD", "k2", "IDMP", "p", "req-1", "*", "n", "x") == added[1]  # still tracked
-    assert _raw(r, "XADD", "k2", "IDMP", "p", "req-0", "*", "n", "x") not in added  # evicted before the DUMP
+    assert raw_reply(r, "XADD", "k2", "IDMP", "p", "req-1", "*", "n", "x") == added[1]  # still tracked
+    assert raw_reply(r, "XADD", "k2", "IDMP", "p", "req-0", "*", "n", "x") not in added  # evicted before the DUMP
     # the oldest of the restored map is evicted first: req-2 goes when "new" comes, req-3 stays
-    _raw(r, "XADD", "k2", "IDMP", "p", "new", "*", "n", "x")
-    assert _raw(r, "XADD", "k2", "IDMP", "p", "req-3", "*", "n", "x") == added[3]
+    raw_reply(r, "XADD", "k2", "IDMP", "p", "new", "*", "n", "x")
+    assert raw_reply(r, "XADD", "k2", "IDMP", "p", "req-3", "*", "n", "x") == added[3]
     # ages on: after IDMP-DURATION every iid is forgotten
     clock.advance(50_000)
     assert _info(r, "k2")["iids-tracked"] == 0
@@ -274,38 +274,38 @@ def _reload(r, key="mystream"):
 def test_tcl_xadd_idmp_persists_in_rdb(env):
     """XADD IDMP persists in RDB"""
     _, _, r = env
-    id1 = _raw(r, "XADD", "mystream", "IDMP", "p1", "persist-1", "*", "field", "value1")
-    _raw(r, "XADD", "mystream", "IDMP", "p1", "persist-2", "*", "field", "value2")
+    id1 = raw_reply(r, "XADD", "mystream", "IDMP", "p1", "persist-1", "*", "field", "value1")
+    raw_reply(r, "XADD", "mystream", "IDMP", "p1", "persist-2", "*", "field", "value2")
     _reload(r)
     assert r.xlen("mystream") == 2
-    assert _raw(r, "XADD", "mystream", "IDMP", "p1", "persist-1", "*", "field", "new") == id1
+    assert raw_reply(r, "XADD", "mystream", "IDMP", "p1", "persist-1", "*", "field", "new") == id1
     assert r.xlen("mystream") == 2
 
 
 def test_tcl_xadd_idmp_multiple_producers_persistence_in_rdb(env):
     """XADD IDMP multiple producers persistence in RDB"""
     _, _, r = env
-    ids = [_raw(r, "XADD", "mystream", "IDMP", p, "req-1", "*", "field", f"v{i}") for i, p in enumerate(("p1", "p2", "p3"))]
+    ids = [raw_reply(r, "XADD", "mystream", "IDMP", p, "req-1", "*", "field", f"v{i}") for i, p in enumerate(("p1", "p2", "p3"))]
     assert (_info(r, "mystream")["pids-tracked"], _info(r, "mystream")["iids-tracked"]) == (3, 3)
     _reload(r)
     assert (_info(r, "mystream")["pids-tracked"], _info(r, "mystream")["iids-tracked"]) == (3, 3)
     for p, entry_id in zip(("p1", "p2", "p3"), ids):
-        assert _raw(r, "XADD", "mystream", "IDMP", p, "req-1", "*", "field", "dup") == entry_id
+        assert raw_reply(r, "XADD", "mystream", "IDMP", p, "req-1", "*", "field", "dup") == entry_id
 
 
 def test_tcl_xadd_idmp_set_in_aof(env):
     """XADD IDMP set in AOF (the replay of a rewritten AOF without RDB preamble: 8.6.2's XIDMPRECORD)"""
     _, _, r = env
-    id1 = _raw(r, "XADD", "mystream", "IDMP", "p1", "aof-1", "*", "field", "value1")
-    _raw(r, "XADD", "mystream", "IDMP", "p1", "aof-2", "*", "field", "value2")
-    assert _raw(r, "XADD", "mystream", "IDMP", "p1", "aof-1", "*", "field", "dup") == id1
+    id1 = raw_reply(r, "XADD", "mystream", "IDMP", "p1", "aof-1", "*", "field", "value1")
+    raw_reply(r, "XADD", "mystream", "IDMP", "p1", "aof-2", "*", "field", "value2")
+    assert raw_reply(r, "XADD", "mystream", "IDMP", "p1", "aof-1", "*", "field", "dup") == id1
     info = _info(r, "mystream")
-    entries = _raw(r, "XRANGE", "mystream", "-", "+")
+    entries = raw_reply(r, "XRANGE", "mystream", "-", "+")
     r.delete("mystream")
     for entry_id, fields in entries:
-        _raw(r, "XADD", "mystream", entry_id, *fields)
-    _raw(r, "XCFGSET", "mystream", "IDMP-DURATION", str(info["idmp-duration"]), "IDMP-MAXSIZE", str(info["idmp-maxsize"]))
+        raw_reply(r, "XADD", "mystream", entry_id, *fields)
+    raw_reply(r, "XCFGSET", "mystream", "IDMP-DURATION", str(info["idmp-duration"]), "IDMP-MAXSIZE", str(info["idmp-maxsize"]))
     for (entry_id, _), iid in zip(entries, ("aof-1", "aof-2")):
-        assert _raw(r, "XIDMPRECORD", "mystream", "p1", iid, entry_id) == b"OK"
+        assert raw_reply(r, "XIDMPRECORD", "mystream", "p1", iid, entry_id) == b"OK"
     assert r.xlen("mystream") == 2
-    assert _raw(r, "XADD", "mystream", "IDMP", "p1", "aof-1", "*", "field", "new") == id1
+    assert raw_reply(r, "XADD", "mystream", "IDMP", "p1", "aof-1", "*", "field", "new") == id1

@@ -14,8 +14,7 @@ import redis
 from fake_streams import FakeStreamsServer
 from fake_streams.clock import ManualClock
 from fake_streams.tcp.wire import encode, shape_nil_arrays
-from tests.conftest import PROTOCOLS, pool_kwargs
-from tests.unit.test_redis8_claim import _raw  # one raw-reply helper for the Redis 8 spec tests
+from tests.conftest import PROTOCOLS, pool_kwargs, raw_reply
 
 T0 = 1_700_000_000_000
 
@@ -48,7 +47,7 @@ def _total(reply, protocol):
 
 def _fill(r, key, n, value=b"v"):
     for i in range(1, n + 1):
-        _raw(r, "XADD", key, f"{i}-0", "f", value)
+        raw_reply(r, "XADD", key, f"{i}-0", "f", value)
 
 
 # ------------------------------------------------------------------------------------------- grammar, errors
@@ -58,8 +57,8 @@ def test_older_profiles_answer_syntax_error(version, option):
     server = FakeStreamsServer(version=version)
     try:
         r = server.client()
-        assert _raw(r, "XREAD", option, "1", "STREAMS", "s", "0") == "-syntax error"
-        assert _raw(r, "XREADGROUP", "GROUP", "g", "c", option, "1", "STREAMS", "s", ">") == "-syntax error"
+        assert raw_reply(r, "XREAD", option, "1", "STREAMS", "s", "0") == "-syntax error"
+        assert raw_reply(r, "XREADGROUP", "GROUP", "g", "c", option, "1", "STREAMS", "s", ">") == "-syntax error"
     finally:
         server.close()
 
@@ -83,26 +82,26 @@ def test_argument_errors(env, cmd):
         ("MAXCOUNT", "3", "COUNT", "5"): "-MAXCOUNT must be greater than or equal to COUNT",
     }
     for opts, error in bad.items():
-        assert _raw(r, *cmd, *opts, "STREAMS", "s", *tail) == error, opts
-    assert _raw(r, *cmd, "MAXCOUNT", "STREAMS", "s", *tail) == "-value is not an integer or out of range"
+        assert raw_reply(r, *cmd, *opts, "STREAMS", "s", *tail) == error, opts
+    assert raw_reply(r, *cmd, "MAXCOUNT", "STREAMS", "s", *tail) == "-value is not an integer or out of range"
     # COUNT 0 / negative is no limit: nothing to compare MAXCOUNT with; equal is fine; lower-case words
-    assert _raw(r, "XREAD", "COUNT", "0", "MAXCOUNT", "1", "STREAMS", "s", "0") is None
-    assert _raw(r, "XREAD", "count", "2", "maxcount", "2", "maxsize", "10", "STREAMS", "s", "0") is None
+    assert raw_reply(r, "XREAD", "COUNT", "0", "MAXCOUNT", "1", "STREAMS", "s", "0") is None
+    assert raw_reply(r, "XREAD", "count", "2", "maxcount", "2", "maxsize", "10", "STREAMS", "s", "0") is None
     # XREADGROUP: the option errors come before the key is looked at (NOGROUP here otherwise)
-    assert _raw(r, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">").startswith("-NOGROUP")
+    assert raw_reply(r, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">").startswith("-NOGROUP")
 
 
 # ------------------------------------------------------------------------------------------- MAXCOUNT
 def test_maxcount_caps_the_total_redis_py_cases(env):
     _, _, r, protocol = env
     _fill(r, "stream", 5)
-    assert _total(_raw(r, "XREAD", "MAXCOUNT", "2", "STREAMS", "stream", "0"), protocol) == 2
+    assert _total(raw_reply(r, "XREAD", "MAXCOUNT", "2", "STREAMS", "stream", "0"), protocol) == 2
     _fill(r, "s1", 3)
     _fill(r, "s2", 3)
-    reply = _raw(r, "XREAD", "COUNT", "3", "MAXCOUNT", "4", "STREAMS", "s1", "s2", "0", "0")
+    reply = raw_reply(r, "XREAD", "COUNT", "3", "MAXCOUNT", "4", "STREAMS", "s1", "s2", "0", "0")
     assert [(k, len(e)) for k, e in _entries(reply, protocol)] == [(b"s1", 3), (b"s2", 1)]
     # the cap repeated: the last one counts
-    assert _total(_raw(r, "XREAD", "MAXCOUNT", "1", "MAXCOUNT", "5", "STREAMS", "stream", "0"), protocol) == 5
+    assert _total(raw_reply(r, "XREAD", "MAXCOUNT", "1", "MAXCOUNT", "5", "STREAMS", "stream", "0"), protocol) == 5
 
 
 def test_streams_after_the_spent_budget_are_left_out(env):
@@ -110,22 +109,22 @@ def test_streams_after_the_spent_budget_are_left_out(env):
     _, _, r, protocol = env
     _fill(r, "s1", 2)
     _fill(r, "s2", 2)
-    reply = _raw(r, "XREAD", "MAXCOUNT", "2", "STREAMS", "s1", "s2", "0", "0")
+    reply = raw_reply(r, "XREAD", "MAXCOUNT", "2", "STREAMS", "s1", "s2", "0", "0")
     assert [k for k, _ in _entries(reply, protocol)] == [b"s1"]
 
 
 def test_xreadgroup_maxcount_delivers_only_what_is_sent(env):
     _, _, r, protocol = env
     _fill(r, "s", 5)
-    _raw(r, "XGROUP", "CREATE", "s", "g", "0")
-    reply = _raw(r, "XREADGROUP", "GROUP", "g", "c", "MAXCOUNT", "2", "STREAMS", "s", ">")
+    raw_reply(r, "XGROUP", "CREATE", "s", "g", "0")
+    reply = raw_reply(r, "XREADGROUP", "GROUP", "g", "c", "MAXCOUNT", "2", "STREAMS", "s", ">")
     assert _total(reply, protocol) == 2
-    assert _raw(r, "XPENDING", "s", "g")[0] == 2
-    info = _raw(r, "XINFO", "GROUPS", "s")[0]
+    assert raw_reply(r, "XPENDING", "s", "g")[0] == 2
+    info = raw_reply(r, "XINFO", "GROUPS", "s")[0]
     fields = dict(zip(info[::2], info[1::2])) if protocol == 2 else info
     assert fields[b"last-delivered-id"] == b"2-0" and fields[b"entries-read"] == 2 and fields[b"lag"] == 3
     # the next read goes on from there
-    reply = _raw(r, "XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "MAXCOUNT", "2", "STREAMS", "s", ">")
+    reply = raw_reply(r, "XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "MAXCOUNT", "2", "STREAMS", "s", ">")
     assert [e[0] for _, es in _entries(reply, protocol) for e in es] == [b"3-0", b"4-0"]
 
 
@@ -135,26 +134,26 @@ def test_xreadgroup_cumulative_across_streams_and_consumers_created_everywhere(e
     _, _, r, protocol = env
     for key in ("s1", "s2", "s3"):
         _fill(r, key, 3)
-        _raw(r, "XGROUP", "CREATE", key, "g", "0")
-    reply = _raw(r, "XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "MAXCOUNT", "4", "STREAMS", "s1", "s2", "s3",
+        raw_reply(r, "XGROUP", "CREATE", key, "g", "0")
+    reply = raw_reply(r, "XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "MAXCOUNT", "4", "STREAMS", "s1", "s2", "s3",
                  ">", ">", ">")
     assert [(k, len(e)) for k, e in _entries(reply, protocol)] == [(b"s1", 3), (b"s2", 1)]
-    assert [_raw(r, "XPENDING", k, "g")[0] for k in ("s1", "s2", "s3")] == [3, 1, 0]
-    assert len(_raw(r, "XINFO", "CONSUMERS", "s3", "g")) == 1
+    assert [raw_reply(r, "XPENDING", k, "g")[0] for k in ("s1", "s2", "s3")] == [3, 1, 0]
+    assert len(raw_reply(r, "XINFO", "CONSUMERS", "s3", "g")) == 1
 
 
 def test_history_read_counts_only_the_entries_sent(env):
     clock_env = env
     _, clock, r, protocol = clock_env
     _fill(r, "s", 4)
-    _raw(r, "XGROUP", "CREATE", "s", "g", "0")
-    _raw(r, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
-    reply = _raw(r, "XREADGROUP", "GROUP", "g", "c", "MAXCOUNT", "3", "STREAMS", "s", "0")
+    raw_reply(r, "XGROUP", "CREATE", "s", "g", "0")
+    raw_reply(r, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    reply = raw_reply(r, "XREADGROUP", "GROUP", "g", "c", "MAXCOUNT", "3", "STREAMS", "s", "0")
     assert [e[0] for _, es in _entries(reply, protocol) for e in es] == [b"1-0", b"2-0", b"3-0"]
-    counts = [row[3] for row in _raw(r, "XPENDING", "s", "g", "-", "+", "10")]
+    counts = [row[3] for row in raw_reply(r, "XPENDING", "s", "g", "-", "+", "10")]
     assert counts == [2, 2, 2, 1]  # 4-0 was not sent: not redelivered
     # a history read with nothing pending after the ID still answers the stream with no entries
-    reply = _raw(r, "XREADGROUP", "GROUP", "g", "c", "MAXCOUNT", "3", "STREAMS", "s", "9-0")
+    reply = raw_reply(r, "XREADGROUP", "GROUP", "g", "c", "MAXCOUNT", "3", "STREAMS", "s", "9-0")
     assert _entries(reply, protocol) == [(b"s", [])]
 
 
@@ -162,24 +161,24 @@ def test_claim_counts_towards_maxcount(env):
     # choice: CLAIM's idle entries come first and count towards MAXCOUNT as towards COUNT
     _, clock, r, protocol = env
     _fill(r, "s", 3)
-    _raw(r, "XGROUP", "CREATE", "s", "g", "0")
-    _raw(r, "XREADGROUP", "GROUP", "g", "c1", "COUNT", "2", "STREAMS", "s", ">")  # 1-0, 2-0 pending with c1
+    raw_reply(r, "XGROUP", "CREATE", "s", "g", "0")
+    raw_reply(r, "XREADGROUP", "GROUP", "g", "c1", "COUNT", "2", "STREAMS", "s", ">")  # 1-0, 2-0 pending with c1
     clock.advance(100)
-    reply = _raw(r, "XREADGROUP", "GROUP", "g", "c2", "CLAIM", "50", "MAXCOUNT", "1", "STREAMS", "s", ">")
+    reply = raw_reply(r, "XREADGROUP", "GROUP", "g", "c2", "CLAIM", "50", "MAXCOUNT", "1", "STREAMS", "s", ">")
     assert [e[:1] + e[2:] for _, es in _entries(reply, protocol) for e in es] == [[b"1-0", 100, 1]]
-    owners = [row[1] for row in _raw(r, "XPENDING", "s", "g", "-", "+", "10")]
+    owners = [row[1] for row in raw_reply(r, "XPENDING", "s", "g", "-", "+", "10")]
     assert owners == [b"c2", b"c1"]  # 2-0 was not claimed
-    reply = _raw(r, "XREADGROUP", "GROUP", "g", "c2", "CLAIM", "50", "MAXCOUNT", "2", "STREAMS", "s", ">")
+    reply = raw_reply(r, "XREADGROUP", "GROUP", "g", "c2", "CLAIM", "50", "MAXCOUNT", "2", "STREAMS", "s", ">")
     assert [(e[0], e[2], e[3]) for _, es in _entries(reply, protocol) for e in es] == [(b"2-0", 100, 1), (b"3-0", 0, 0)]
 
 
 # ------------------------------------------------------------------------------------------- MAXSIZE
 def test_maxsize_redis_py_cases(env):
     _, _, r, protocol = env
-    _raw(r, "XADD", "stream", "1-0", "f", "v")
-    assert _total(_raw(r, "XREAD", "MAXSIZE", "65536", "STREAMS", "stream", "0"), protocol) == 1
+    raw_reply(r, "XADD", "stream", "1-0", "f", "v")
+    assert _total(raw_reply(r, "XREAD", "MAXSIZE", "65536", "STREAMS", "stream", "0"), protocol) == 1
     # a soft cap: the first entry is always sent
-    assert _total(_raw(r, "XREAD", "MAXSIZE", "1", "STREAMS", "stream", "0"), protocol) == 1
+    assert _total(raw_reply(r, "XREAD", "MAXSIZE", "1", "STREAMS", "stream", "0"), protocol) == 1
 
 
 @pytest.mark.parametrize("cmd", (("XREAD",), ("XREADGROUP", "GROUP", "g", "c")))
@@ -189,52 +188,52 @@ def test_maxsize_is_the_reply_in_bytes_headers_included(env, cmd):
     server, _, r, protocol = env
     for key in ("s1", "s2"):
         for i in range(1, 6):
-            _raw(r, "XADD", key, f"{i}-0", "field", "x" * (i * 7))
+            raw_reply(r, "XADD", key, f"{i}-0", "field", "x" * (i * 7))
     tail = (">", ">") if len(cmd) > 1 else ("0", "0")
     for k in range(1, 11):
         if len(cmd) > 1:
             for key in ("s1", "s2"):
-                _raw(r, "XGROUP", "DESTROY", key, "g")
-                _raw(r, "XGROUP", "CREATE", key, "g", "0")
+                raw_reply(r, "XGROUP", "DESTROY", key, "g")
+                raw_reply(r, "XGROUP", "CREATE", key, "g", "0")
         argv = (*cmd, "MAXCOUNT", str(k), "STREAMS", "s1", "s2", *tail)
-        capped = _raw(r, *argv)
+        capped = raw_reply(r, *argv)
         exact = len(_wire(protocol, argv, capped))
         for size, expected in ((exact, k), (exact - 1, max(1, k - 1)), (exact + 10_000, k)):
             if len(cmd) > 1:
                 for key in ("s1", "s2"):
-                    _raw(r, "XGROUP", "DESTROY", key, "g")
-                    _raw(r, "XGROUP", "CREATE", key, "g", "0")
-            got = _raw(r, *cmd, "MAXCOUNT", str(k), "MAXSIZE", str(size), "STREAMS", "s1", "s2", *tail)
+                    raw_reply(r, "XGROUP", "DESTROY", key, "g")
+                    raw_reply(r, "XGROUP", "CREATE", key, "g", "0")
+            got = raw_reply(r, *cmd, "MAXCOUNT", str(k), "MAXSIZE", str(size), "STREAMS", "s1", "s2", *tail)
             assert _total(got, protocol) == expected, (k, size)
             assert len(_wire(protocol, argv, got)) <= size or expected == 1
             if len(cmd) > 1:  # what did not fit is not pending
-                pending = sum(_raw(r, "XPENDING", key, "g")[0] for key in ("s1", "s2"))
+                pending = sum(raw_reply(r, "XPENDING", key, "g")[0] for key in ("s1", "s2"))
                 assert pending == expected
 
 
 def test_maxsize_stops_at_the_first_entry_that_does_not_fit(env):
     # choice: "whichever cap is reached first wins" and nothing after a refused entry is taken, even a smaller one
     _, _, r, protocol = env
-    _raw(r, "XADD", "s", "1-0", "f", "a")
-    _raw(r, "XADD", "s", "2-0", "f", "b" * 200)
-    _raw(r, "XADD", "t", "1-0", "f", "c")
-    reply = _raw(r, "XREAD", "MAXSIZE", "100", "STREAMS", "s", "t", "0", "0")
+    raw_reply(r, "XADD", "s", "1-0", "f", "a")
+    raw_reply(r, "XADD", "s", "2-0", "f", "b" * 200)
+    raw_reply(r, "XADD", "t", "1-0", "f", "c")
+    reply = raw_reply(r, "XREAD", "MAXSIZE", "100", "STREAMS", "s", "t", "0", "0")
     assert _entries(reply, protocol) == [(b"s", [[b"1-0", [b"f", b"a"]]])]
 
 
 def test_history_deleted_entry_counts_as_its_nil(env):
     _, _, r, protocol = env
     _fill(r, "s", 3)
-    _raw(r, "XGROUP", "CREATE", "s", "g", "0")
-    _raw(r, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
-    _raw(r, "XDEL", "s", "1-0")
+    raw_reply(r, "XGROUP", "CREATE", "s", "g", "0")
+    raw_reply(r, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    raw_reply(r, "XDEL", "s", "1-0")
     argv = ("XREADGROUP", "GROUP", "g", "c", "MAXCOUNT", "2", "STREAMS", "s", "0")
-    got = _raw(r, *argv)
+    got = raw_reply(r, *argv)
     size = len(_wire(protocol, argv, got))
     assert _entries(got, protocol)[0][1][0] == [b"1-0", None]
-    got = _raw(r, "XREADGROUP", "GROUP", "g", "c", "MAXSIZE", str(size), "STREAMS", "s", "0")
+    got = raw_reply(r, "XREADGROUP", "GROUP", "g", "c", "MAXSIZE", str(size), "STREAMS", "s", "0")
     assert _total(got, protocol) == 2
-    got = _raw(r, "XREADGROUP", "GROUP", "g", "c", "MAXSIZE", str(size - 1), "STREAMS", "s", "0")
+    got = raw_reply(r, "XREADGROUP", "GROUP", "g", "c", "MAXSIZE", str(size - 1), "STREAMS", "s", "0")
     assert _total(got, protocol) == 1
 
 
@@ -258,10 +257,10 @@ def _blocked(server, n=1):
 
 def test_a_blocked_reader_is_served_within_the_caps(env):
     server, clock, r, protocol = env
-    _raw(r, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    raw_reply(r, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
     out = {}
     client = server.client(**pool_kwargs(protocol))
-    thread = threading.Thread(target=lambda: out.setdefault("reply", _raw(
+    thread = threading.Thread(target=lambda: out.setdefault("reply", raw_reply(
         client, "XREADGROUP", "GROUP", "g", "c", "MAXCOUNT", "2", "BLOCK", "0", "STREAMS", "s", ">")), daemon=True)
     thread.start()
     for _ in range(500):
@@ -275,7 +274,7 @@ def test_a_blocked_reader_is_served_within_the_caps(env):
     pipe.execute()
     thread.join(5)  # real-time: the woken reader's thread finishes
     assert [e[0] for _, es in _entries(out["reply"], protocol) for e in es] == [b"1-0", b"2-0"]
-    assert _raw(r, "XPENDING", "s", "g")[0] == 2
+    assert raw_reply(r, "XPENDING", "s", "g")[0] == 2
 
 
 def test_keyspace_events_are_those_of_the_read_without_caps():
@@ -287,11 +286,11 @@ def test_keyspace_events_are_those_of_the_read_without_caps():
         r.config_set("notify-keyspace-events", "KEA")
         for key in ("s1", "s2"):
             _fill(r, key, 2)
-            _raw(r, "XGROUP", "CREATE", key, "g", "0")
+            raw_reply(r, "XGROUP", "CREATE", key, "g", "0")
         p = r.pubsub()
         p.psubscribe("__keyevent@0__:*")
         assert p.get_message(timeout=1)["type"] == "psubscribe"
-        _raw(r, "XREADGROUP", "GROUP", "g", "c", "MAXCOUNT", "1", "STREAMS", "s1", "s2", ">", ">")
+        raw_reply(r, "XREADGROUP", "GROUP", "g", "c", "MAXCOUNT", "1", "STREAMS", "s1", "s2", ">", ">")
         got = []
         while (message := p.get_message(timeout=0.2)) is not None:  # real-time: drain the events (bounded)
             got.append((message["channel"], message["data"]))
@@ -307,9 +306,9 @@ def test_a_key_named_twice_shares_the_budget(env):
     _, _, r, protocol = env
     _fill(r, "s", 2)
     argv = ("XREAD", "MAXCOUNT", "3", "STREAMS", "s", "s", "0", "0")
-    reply = _raw(r, *argv)
+    reply = raw_reply(r, *argv)
     assert [(k, len(e)) for k, e in _entries(reply, protocol)] == [(b"s", 2), (b"s", 1)]
     size = len(_wire(protocol, argv, reply))
     for cap, total in ((size, 3), (size - 1, 2)):
-        got = _raw(r, "XREAD", "MAXCOUNT", "3", "MAXSIZE", str(cap), "STREAMS", "s", "s", "0", "0")
+        got = raw_reply(r, "XREAD", "MAXCOUNT", "3", "MAXSIZE", str(cap), "STREAMS", "s", "s", "0", "0")
         assert _total(got, protocol) == total
