@@ -1,6 +1,6 @@
 """Side-by-side benchmark of Redis Streams workloads through redis-py (see benchmarks/README.md).
 
-    python benchmarks/run.py [--sizes 1e3,1e4,1e5,1e6] [--repeat N] [--quick] [--out benchmarks/results.md]
+    python benchmarks/run.py [--sizes 1e3,1e4,1e5,1e6] [--rounds N] [--quick] [--out benchmarks/results.md]
 
 One process, one run: the same workloads on the floor (canned replies), bare (the same replies
 already parsed: no packing, no parsing), this project on a bare server (ours), through the pytest
@@ -77,17 +77,20 @@ def effective_protocol(protocol: Optional[int]) -> int:
 
 
 class Cell:
-    """Samples of one (workload, protocol, size, backend), seconds per unit, one per timed batch.
+    """Samples of one (workload, protocol, size, backend), seconds per unit, one per timed batch, each
+    tagged with its round (:func:`measure`): sample ``i`` of two cells of one workload ran in the same round.
 
-    The reported metric is the median CPU time of this process for the in-process backends (immune
-    to other processes on a shared machine) and the median wall-clock time for the real server
-    (whose work happens in another process and on the loopback).
+    The figure shown per backend is a statistic of the batches (``--stat``: median, or min) of the CPU time of
+    this process for the in-process backends (immune to other processes' time slices on a shared machine)
+    and of wall-clock time for the real server (whose work happens in another process and on the loopback).
+    Ratios of two backends are not taken from those figures but round by round (``report.round_ratios``).
     """
 
     def __init__(self, in_process: bool) -> None:
         self.in_process = in_process
         self.wall: List[float] = []
         self.cpu: List[float] = []  # process CPU time (this process only)
+        self.rounds: List[int] = []  # the round of each sample
         self.extra: Dict[str, List[float]] = {}  # sub-timings with the same clock as the metric
         self.n_calls = 0
         self.error: Optional[str] = None
@@ -122,15 +125,32 @@ class Cell:
             "cpu_median_us": statistics.median(self.cpu) * 1e6 if self.cpu else None,
             "wall_samples_us": [s * 1e6 for s in self.wall],
             "cpu_samples_us": [s * 1e6 for s in self.cpu],
+            "rounds": list(self.rounds),
             "cpu_share": self.cpu_share(),
             "extra_median_us": {k: self.extra_us(k) for k in self.extra},
+            "extra_samples_us": {k: [s * 1e6 for s in v] for k, v in self.extra.items()},
             "calls_per_batch": self.n_calls,
             "error": self.error,
         }
 
 
-def measure(wl: workloads.Workload, jobs: Dict[str, workloads.Job], repeat: int, target_s: float, max_units: int) -> Dict[str, Cell]:
-    """Calibrate a batch size per backend, then ``repeat`` timed batches, backends interleaved."""
+def round_order(live: List[str], rnd: int) -> List[str]:
+    """The backends' order in round ``rnd``: rotated by one each round and reversed every other cycle of
+    rotations, so each backend runs in every position, before and after each other one, equally often."""
+    if not live:
+        return []
+    k = rnd % len(live)
+    order = live[k:] + live[:k]
+    return order[::-1] if (rnd // len(live)) % 2 else order
+
+
+def measure(wl: workloads.Workload, jobs: Dict[str, workloads.Job], rounds: int, target_s: float,
+            max_units: int) -> Dict[str, Cell]:
+    """Calibrate a batch size per backend, then ``rounds`` rounds: in each, every backend runs one timed batch
+    (after its untimed reset and a ``gc.collect()``), one backend right after the other (:func:`round_order`).
+    A round lasts a few tenths of a second, so the batches of one round share the machine's state (other
+    processes, frequency, caches): the ratio of two backends is taken per round and its median over the
+    rounds reported (``report.round_ratios``), which drift between rounds cannot move."""
     cells = {name: Cell(in_process=name != "real") for name in jobs}
     max_calls = max(2, max_units // wl.units_per_call)
     live = list(jobs)
@@ -146,9 +166,8 @@ def measure(wl: workloads.Workload, jobs: Dict[str, workloads.Job], repeat: int,
         except Exception as exc:  # a backend that cannot run a workload gets a note, not a crash
             cell.error = f"{type(exc).__name__}: {exc}"[:160]
             live.remove(name)
-    for rep in range(repeat):
-        order = live[rep % len(live):] + live[: rep % len(live)] if live else []
-        for name in order:
+    for rnd in range(rounds):
+        for name in round_order(live, rnd):
             job, cell = jobs[name], cells[name]
             if cell.error:
                 continue
@@ -166,6 +185,7 @@ def measure(wl: workloads.Workload, jobs: Dict[str, workloads.Job], repeat: int,
             units = cell.n_calls * wl.units_per_call
             cell.wall.append(elapsed / units)
             cell.cpu.append(cpu / units)
+            cell.rounds.append(rnd)
             for label, seconds in (extra or {}).items():
                 cell.extra.setdefault(label, []).append(seconds / units)
     return cells
@@ -240,14 +260,16 @@ def memory_phase(size: int, real_port: Optional[int]) -> Dict[str, Dict[str, flo
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", help="stream sizes, e.g. 1e3,1e4,1e5,1e6 (default; --quick: 1e3,1e4)")
-    ap.add_argument("--repeat", type=int, help="timed batches per cell; the median is reported (default 7, --quick 3)")
+    ap.add_argument("--rounds", "--repeat", dest="rounds", type=int,
+                    help="rounds: in each, every backend runs one timed batch; ratios are the median of the per-round "
+                    "ratios (default 15, --quick 9)")
     ap.add_argument("--stat", choices=("median", "min"), default="median",
                     help="statistic of the batches to report: median (default) or min (the least disturbed batch, "
                     "for a machine shared with other work)")
-    ap.add_argument("--quick", action="store_true", help="small sizes, fewer repeats, RESP2 only: about a minute")
+    ap.add_argument("--quick", action="store_true", help="small sizes, fewer rounds, shorter batches, RESP2 only: about 20-30 s")
     ap.add_argument("--out", default=os.path.join(HERE, "results.md"), help="markdown report (raw numbers go to .json)")
     ap.add_argument("--protocols", help="comma list of 2, 3, default (default: 2,default; --quick: 2)")
-    ap.add_argument("--target-ms", type=float, help="aimed duration of one timed batch (default 70, --quick 25)")
+    ap.add_argument("--target-ms", type=float, help="aimed duration of one timed batch (default 30, --quick 12)")
     ap.add_argument("--max-ops", type=int, help="most units in one batch (default 2000, --quick 500)")
     ap.add_argument("--mem-size", type=float, help="entries for the tracemalloc phase (default 1e5, --quick 1e4; 0 = skip)")
     ap.add_argument("--no-real", action="store_true", help="do not start redis-server")
@@ -273,9 +295,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     quick = args.quick
     Cell.statistic = staticmethod(min if args.stat == "min" else statistics.median)  # type: ignore[assignment]
     sizes = parse_sizes(args.sizes or ("1e3,1e4" if quick else "1e3,1e4,1e5,1e6"))
-    repeat = args.repeat or (3 if quick else 7)
+    repeat = args.rounds or (9 if quick else 15)
     protocols = parse_protocols(args.protocols or ("2" if quick else "2,default"))
-    target_s = (args.target_ms or (25 if quick else 70)) / 1000
+    target_s = (args.target_ms or (12 if quick else 30)) / 1000
     max_units = args.max_ops or (500 if quick else 2000)
     mem_size = int(args.mem_size if args.mem_size is not None else (1e4 if quick else 1e5))
     chosen = [w for w in workloads.WORKLOADS if not args.workloads or w.name in args.workloads.split(",")]
