@@ -262,14 +262,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--sizes", help="stream sizes, e.g. 1e3,1e4,1e5,1e6 (default; --quick: 1e3,1e4)")
     ap.add_argument("--rounds", "--repeat", dest="rounds", type=int,
                     help="rounds: in each, every backend runs one timed batch; ratios are the median of the per-round "
-                    "ratios (default 15, --quick 9)")
+                    "ratios (default 21, --quick 15)")
     ap.add_argument("--stat", choices=("median", "min"), default="median",
                     help="statistic of the batches to report: median (default) or min (the least disturbed batch, "
                     "for a machine shared with other work)")
     ap.add_argument("--quick", action="store_true", help="small sizes, fewer rounds, shorter batches, RESP2 only: about 20-30 s")
     ap.add_argument("--out", default=os.path.join(HERE, "results.md"), help="markdown report (raw numbers go to .json)")
     ap.add_argument("--protocols", help="comma list of 2, 3, default (default: 2,default; --quick: 2)")
-    ap.add_argument("--target-ms", type=float, help="aimed duration of one timed batch (default 30, --quick 12)")
+    ap.add_argument("--target-ms", type=float, help="aimed duration of one timed batch (default 20, --quick 8)")
     ap.add_argument("--max-ops", type=int, help="most units in one batch (default 2000, --quick 500)")
     ap.add_argument("--mem-size", type=float, help="entries for the tracemalloc phase (default 1e5, --quick 1e4; 0 = skip)")
     ap.add_argument("--no-real", action="store_true", help="do not start redis-server")
@@ -295,9 +295,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     quick = args.quick
     Cell.statistic = staticmethod(min if args.stat == "min" else statistics.median)  # type: ignore[assignment]
     sizes = parse_sizes(args.sizes or ("1e3,1e4" if quick else "1e3,1e4,1e5,1e6"))
-    repeat = args.rounds or (9 if quick else 15)
+    repeat = args.rounds or (15 if quick else 21)
     protocols = parse_protocols(args.protocols or ("2" if quick else "2,default"))
-    target_s = (args.target_ms or (12 if quick else 30)) / 1000
+    target_s = (args.target_ms or (8 if quick else 20)) / 1000
     max_units = args.max_ops or (500 if quick else 2000)
     mem_size = int(args.mem_size if args.mem_size is not None else (1e4 if quick else 1e5))
     chosen = [w for w in workloads.WORKLOADS if not args.workloads or w.name in args.workloads.split(",")]
