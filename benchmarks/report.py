@@ -132,17 +132,42 @@ def _samples(cell: Dict[str, Any], extra: Optional[str]) -> Dict[int, float]:
     return dict(zip(rounds, values))
 
 
-def round_ratios(num: Dict[str, Any], den: Dict[str, Any], extra: Optional[str] = None) -> List[float]:
+#: a round is *quiet* when other processes kept fewer CPUs than this busy during its in-process batches
+QUIET_OTHERS = 0.5
+
+
+def _quiet(cell: Dict[str, Any]) -> Optional[set]:
+    """The quiet rounds of a cell's workload (``round_others_cpu``, recorded by ``run.measure``), None if unknown."""
+    others = cell.get("round_others_cpu")
+    if not others:
+        return None
+    return {r for r, v in enumerate(others) if v is not None and v < QUIET_OTHERS}
+
+
+def round_ratios(num: Dict[str, Any], den: Dict[str, Any], extra: Optional[str] = None) -> Tuple[List[float], Optional[bool]]:
     """The ratio num ÷ den of two cells (their json) round by round: each round's two batches ran a fraction of a
-    second apart (``run.measure``), so machine drift between rounds cancels in each ratio. O(rounds)."""
+    second apart (``run.measure``), so machine drift between rounds cancels in each ratio. Only the quiet rounds
+    count (other processes kept less than :data:`QUIET_OTHERS` CPUs busy: on a 2-CPU machine a busy neighbour
+    slows the C-heavy and the Python-heavy backends unequally) when at least 5 and a third of the rounds were
+    quiet; the flag says which: True quiet rounds only, False all rounds (too few quiet ones), None unknown.
+    O(rounds)."""
     a, b = _samples(num, extra), _samples(den, extra)
-    return [a[r] / b[r] for r in a if r in b and b[r] > 0]
+    pairs = {r: a[r] / b[r] for r in a if r in b and b[r] > 0}
+    quiet = _quiet(num)
+    if quiet is None:
+        return list(pairs.values()), None
+    calm = [v for r, v in pairs.items() if r in quiet]
+    if len(calm) >= max(5, len(pairs) / 3):
+        return calm, True
+    return list(pairs.values()), False
 
 
 class RatioStat:
-    """Median and interquartile range of per-round ratios (the figure and its spread)."""
+    """Median and interquartile range of per-round ratios (the figure and its spread); ``quiet`` as
+    :func:`round_ratios` says (a False one is marked ``‡``: the machine was busy in most rounds)."""
 
-    def __init__(self, values: List[float]) -> None:
+    def __init__(self, values: List[float], quiet: Optional[bool] = None) -> None:
+        self.quiet = quiet
         self.n = len(values)
         self.median = statistics.median(values)
         if self.n >= 2:
@@ -154,7 +179,7 @@ class RatioStat:
 
     def text(self) -> str:
         """``1.27× (1.24–1.31)``: median (interquartile range) of the rounds."""
-        return f"{times(self.median)} ({self.q1:.2f}–{self.q3:.2f})"
+        return f"{times(self.median)} ({self.q1:.2f}–{self.q3:.2f})" + ("‡" if self.quiet is False else "")
 
     def straddles(self, limit: float) -> bool:
         return self.q1 <= limit <= self.q3
@@ -163,8 +188,8 @@ class RatioStat:
 def ratio_stat(results: Dict[str, Any], plabel: str, wl: str, size: int, a: str, b: str,
                extra: Optional[str] = None) -> Optional[RatioStat]:
     """Per-round a ÷ b of one workload and size (None when either did not run)."""
-    values = round_ratios(_cell(results, plabel, wl, size, a), _cell(results, plabel, wl, size, b), extra)
-    return RatioStat(values) if values else None
+    values, quiet = round_ratios(_cell(results, plabel, wl, size, a), _cell(results, plabel, wl, size, b), extra)
+    return RatioStat(values, quiet) if values else None
 
 
 def ratio_cell(results: Dict[str, Any], plabel: str, wl: str, size: int, a: str, b: str,
@@ -204,10 +229,12 @@ def progress_line(wl: Any, plabel: str, cells: Dict[str, Any]) -> str:
     tail = ""
     for a, b in RATIOS:
         if (a, b) in _PROGRESS_RATIOS and a in as_json and b in as_json:
-            values = round_ratios(as_json[a], as_json[b])
+            values, quiet = round_ratios(as_json[a], as_json[b])
             if values:
-                tail += f"  {a}/{b} {RatioStat(values).text()}"
-    return f"{wl.label:38s} {plabel:26s} µs/{wl.unit.split(' ')[0]}: " + ", ".join(parts) + tail
+                tail += f"  {a}/{b} {RatioStat(values, quiet).text()}"
+    quiet = next((_quiet(c) for c in as_json.values() if c.get("round_others_cpu")), None)
+    calm = "" if quiet is None else f"  [quiet rounds {len(quiet)}/{len(next(iter(as_json.values()))['round_others_cpu'])}]"
+    return f"{wl.label:38s} {plabel:26s} µs/{wl.unit.split(' ')[0]}: " + ", ".join(parts) + tail + calm
 
 
 _PROGRESS_RATIOS = {("fixture", "ours"), ("patched", "ours"), ("fakeredis", "fixture"), ("fixture", "floor"),
@@ -274,7 +301,10 @@ METHOD = """\
   backends in every batch (the garbage collector stays on).
 * **Ratios** are *not* the quotient of two columns: each is the **median of the per-round ratios** (the two
   backends' batches of the same round divided), shown with the interquartile range of the rounds in
-  parentheses, so the machine's drift between rounds (the floor's own XADD moved from 17.8 to 24.5 µs between
+  parentheses. Only *quiet* rounds count — those during whose in-process batches other processes kept fewer than
+  0.5 CPUs busy (`/proc/stat` busy time minus this process's CPU time; `round_others_cpu` in `results.json`) —
+  when at least 5 and a third of the rounds were quiet, else all rounds (the ratio is then marked ‡): a busy
+  neighbour on a 2-CPU machine slows the C-heavy floor and the Python-heavy fake unequally. So the machine's drift between rounds (the floor's own XADD moved from 17.8 to 24.5 µs between
   two sizes of one `--quick` run) cancels in each ratio and a target is decided by the code. Targets of issue
   13: *fixture/ours* and *patched/ours* (≤ 1.10: the user's path costs what a
   bare server does), *fakeredis/fixture* (≥ 2.2 on XADD, ≥ 2.5 on XREADGROUP + XACK), *fixture/floor* (≤ 1.3
@@ -436,7 +466,8 @@ def targets_text(results: Dict[str, Any], chosen: List[Any]) -> str:
     sizes = results["config"]["sizes"]
     names = {w.name: w.label for w in chosen}
     lines = [f"targets measured on {plabel}: median (interquartile range) of the per-round ratios of batches run "
-             "side by side; '≈' marks a ratio whose interquartile range holds the limit (decided by less than the spread)"]
+             "side by side (quiet rounds only, see the method; ‡: too few quiet rounds, all counted); '≈' marks a ratio "
+             "whose interquartile range holds the limit (decided by less than the spread)"]
 
     def verdict(ok: Optional[bool]) -> str:
         return "n/a " if ok is None else ("PASS" if ok else "FAIL")

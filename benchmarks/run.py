@@ -91,6 +91,8 @@ class Cell:
         self.wall: List[float] = []
         self.cpu: List[float] = []  # process CPU time (this process only)
         self.rounds: List[int] = []  # the round of each sample
+        #: per round, the CPUs other processes kept busy during it (None: unknown; the same list for all cells of a workload)
+        self.round_others: List[Optional[float]] = []
         self.extra: Dict[str, List[float]] = {}  # sub-timings with the same clock as the metric
         self.n_calls = 0
         self.error: Optional[str] = None
@@ -126,12 +128,45 @@ class Cell:
             "wall_samples_us": [s * 1e6 for s in self.wall],
             "cpu_samples_us": [s * 1e6 for s in self.cpu],
             "rounds": list(self.rounds),
+            "round_others_cpu": list(self.round_others),
             "cpu_share": self.cpu_share(),
             "extra_median_us": {k: self.extra_us(k) for k in self.extra},
             "extra_samples_us": {k: [s * 1e6 for s in v] for k, v in self.extra.items()},
             "calls_per_batch": self.n_calls,
             "error": self.error,
         }
+
+
+_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def machine_busy_s() -> Optional[float]:
+    """CPU seconds all CPUs of the machine spent busy since boot (``/proc/stat``: everything but idle and iowait,
+    steal included — a hypervisor's theft is interference too), or None where unreadable. 10 ms resolution."""
+    try:
+        with open("/proc/stat") as fh:
+            parts = fh.readline().split()
+        ticks = [int(x) for x in parts[1:9]]  # user nice system idle iowait irq softirq steal
+    except (OSError, ValueError):
+        return None
+    return (sum(ticks) - ticks[3] - ticks[4]) / _HZ
+
+
+#: processes of the run whose CPU time is not interference (the real server started for the run)
+OWN_PIDS: List[int] = []
+
+
+def own_children_s() -> float:
+    """CPU seconds of :data:`OWN_PIDS` (``/proc/<pid>/stat`` utime + stime), 10 ms resolution."""
+    total = 0.0
+    for pid in OWN_PIDS:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / _HZ
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
 
 
 def round_order(live: List[str], rnd: int) -> List[str]:
@@ -166,7 +201,11 @@ def measure(wl: workloads.Workload, jobs: Dict[str, workloads.Job], rounds: int,
         except Exception as exc:  # a backend that cannot run a workload gets a note, not a crash
             cell.error = f"{type(exc).__name__}: {exc}"[:160]
             live.remove(name)
+    round_others: List[Optional[float]] = []
     for rnd in range(rounds):
+        # other processes' CPU time during the round: the machine's busy time minus this process's and the real
+        # server's (jiffies: a round of ~50 ms or more keeps the quantization below a few tenths of a CPU)
+        busy0, own0, kids0, wall0 = machine_busy_s(), time.process_time(), own_children_s(), time.perf_counter()
         for name in round_order(live, rnd):
             job, cell = jobs[name], cells[name]
             if cell.error:
@@ -188,6 +227,14 @@ def measure(wl: workloads.Workload, jobs: Dict[str, workloads.Job], rounds: int,
             cell.rounds.append(rnd)
             for label, seconds in (extra or {}).items():
                 cell.extra.setdefault(label, []).append(seconds / units)
+        busy1, wall = machine_busy_s(), time.perf_counter() - wall0
+        if busy0 is None or busy1 is None or wall <= 0:
+            round_others.append(None)
+        else:
+            own = time.process_time() - own0 + own_children_s() - kids0
+            round_others.append(max(0.0, busy1 - busy0 - own) / wall)
+    for cell in cells.values():
+        cell.round_others = round_others
     return cells
 
 
@@ -320,6 +367,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     real_port = None
     if not args.no_real and "real" in chosen_backends and real_server.start():
         real_port = real_server.port
+        if real_server.proc is not None:
+            OWN_PIDS.append(real_server.proc.pid)
     elif args.no_real:
         real_server.note = "--no-real: real-server column skipped"
     env = report.environment(real_server)
