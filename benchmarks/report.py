@@ -248,9 +248,11 @@ METHOD = """\
 
 * **One process, one run, rounds.** Every backend is driven through `redis.Redis` (redis-py) in the same
   Python process, workload by workload; per workload and size, @REPEAT@ *rounds*, and in each round every
-  backend runs one timed batch, one right after the other (round 1: floor, bare, ours, …; each round starts
-  one backend later, and every other cycle of rotations runs the order backwards), so a round's batches
-  share the machine's state of the same fraction of a second.
+  backend runs one timed batch, one right after the other, in an order drawn afresh each round (a seeded
+  permutation, the same in every run: each backend runs in every position and after every other one about
+  equally often — a fixed rotation kept each backend behind the same neighbour, and two backends running
+  identical code then differed by up to 10 %), so a round's batches share the machine's state of the same
+  fraction of a second.
 * **Backends.** *floor*: a `redis.Connection` subclass whose socket is in memory and answers each
   packed command with pre-encoded RESP bytes of the right shape — redis-py still packs the
   arguments (hiredis packer), parses the reply (hiredis reader) and runs its reply callback, so the
