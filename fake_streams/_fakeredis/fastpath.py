@@ -655,8 +655,8 @@ class SyncFastPath:
                     return
             elif args and args[0] in _GETKEYS and getkeys(self, args):
                 return
-            elif ENABLED and self._sock is not None and (handshake.setinfo(self, args)  # type: ignore[attr-defined]
-                                                         or dispatch_unpacked(self, args)):
+            elif ENABLED and self._sock is not None and (  # type: ignore[attr-defined]
+                    handshake.setinfo(self, args) or handshake.hello3(self, args) or dispatch_unpacked(self, args)):
                 return
         except BaseException:
             self.disconnect()  # type: ignore[attr-defined]
@@ -706,8 +706,8 @@ class AsyncFastPath:
                 raise
         elif args and args[0] in _GETKEYS and self.is_connected and getkeys(self, args):  # type: ignore[attr-defined]
             return
-        elif ENABLED and args and args[0] == "CLIENT" and self.is_connected and handshake.setinfo(  # type: ignore[attr-defined]
-                self, args):
+        elif ENABLED and args and self.is_connected and (  # type: ignore[attr-defined]
+                handshake.setinfo(self, args) or handshake.hello3(self, args)):
             return
         # = redis.asyncio's send_command, packed as RESP (pack_command would keep a stream command unpacked)
         await self.send_packed_command(self._sf_pack(*args),  # type: ignore[attr-defined]

@@ -28,12 +28,13 @@ _VOLATILE = {"id", "addr", "laddr", "age", "idle", "fd", "tot-net-in", "tot-net-
 
 @pytest.fixture
 def served(monkeypatch):
-    """The CLIENT SETINFO commands the direct handshake answered (their field names)."""
+    """The commands the direct handshake answered: "HELLO", the CLIENT SETINFO field names."""
     if not fastpath.ENABLED:
         pytest.skip("the direct path is switched off (FAKE_STREAMS_FAST_PATH=0)")
     names: list = []
-    serve = handshake.setinfo
+    serve, greet = handshake.setinfo, handshake.hello3
     monkeypatch.setattr(handshake, "setinfo", lambda conn, args: serve(conn, args) and not names.append(args[2]))
+    monkeypatch.setattr(handshake, "hello3", lambda conn, args: greet(conn, args) and not names.append("HELLO"))
     return names
 
 
@@ -87,11 +88,12 @@ def _both(version, **kwargs):
 def test_handshake_same_both_ways(served, version, protocol):
     direct, dispatched = _both(version, protocol=protocol)
     assert direct == dispatched
+    hello = ["HELLO"] if protocol == 3 else []
     if version == "7.0":  # no CLIENT SETINFO before 7.2: an unknown subcommand (the dispatch path answers it)
-        assert served == []
+        assert served == hello
         assert "lib-name" not in direct["client"]
     else:
-        assert served == ["LIB-NAME", "LIB-VER"]
+        assert served == hello + ["LIB-NAME", "LIB-VER"]
         assert direct["client"]["lib-name"] == "redis-py" and direct["client"]["lib-ver"] == redis.__version__
         assert direct["commandstats"] and "calls=4," in direct["commandstats"][0]  # with the observer's
         assert direct["listed"]["cmd"] == "client|setinfo" and direct["listed"]["lib-name"] == "redis-py"
@@ -154,14 +156,15 @@ def test_setinfo_direct_only_in_plain_states(served):
     server = FakeStreamsServer(clock=ManualClock(1_000_000))
     conn = FakeStreamsConnection.bind(server)()
     conn.connect()
-    assert served == ["LIB-NAME", "LIB-VER"]
+    handshake_served = (["HELLO"] if conn.protocol == 3 else []) + ["LIB-NAME", "LIB-VER"]  # redis-py 8: RESP3
+    assert served == handshake_served
     conn.send_command("MULTI")
     assert conn.read_response() == b"OK"
     conn.send_command("CLIENT", "SETINFO", "LIB-NAME", "again")
     assert conn.read_response() == b"QUEUED"
     conn.send_command("EXEC")
     assert conn.read_response() == [b"OK"]
-    assert served == ["LIB-NAME", "LIB-VER"]
+    assert served == handshake_served
     conn.disconnect()
 
 
@@ -194,5 +197,5 @@ def test_async_handshake_same_both_ways(served, protocol):
         server.fast_path = fast
         outcomes.append(asyncio.run(scenario(server)))
     assert outcomes[0] == outcomes[1]
-    assert served == ["LIB-NAME", "LIB-VER"]
+    assert served == (["HELLO"] if protocol == 3 else []) + ["LIB-NAME", "LIB-VER"]
     assert outcomes[0][0]["cmd"] == "client|setinfo" and outcomes[0][0]["resp"] == str(protocol)
