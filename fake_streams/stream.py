@@ -171,8 +171,13 @@ class Stream:
         the IDs of the entries added, in order, and None — or, at the first entry refused (ID space exhausted,
         entry too large), the entries before it added and its ReplyError (nothing of it or after it changed).
         O(fields) per entry (+ O(log #nodes) per node opened); one ID loop, one node call per node filled, one
-        extend of the entry index (:meth:`_add_all`).
+        extend of the entry index (:meth:`_add_all`); one entry alone is :meth:`add_next`'s (less set-up).
         """
+        if len(batch) == 1:
+            try:
+                return [self.add_next(batch[0], nows[0], limits)], None
+            except ReplyError as exc:
+                return [], exc
         sid: Optional[StreamID] = self.last_id
         sids: List[StreamID] = []
         payloads: List[int] = []

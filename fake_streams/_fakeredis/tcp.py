@@ -285,7 +285,9 @@ class TcpClient:
                     batch += tails
                 clock = server.clock
                 if type(clock) is SystemClock:  # its now_ms, from a time read per command (the first's just made)
-                    nows = [int(now * 1000), *[int(_wall() * 1000) for _ in starts]]
+                    nows = [int(now * 1000)]
+                    if starts:
+                        nows += [int(_wall() * 1000) for _ in starts]
                 else:
                     nows = [clock.now_ms() for _ in batch]
                 started = perf_counter()
