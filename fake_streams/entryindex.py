@@ -70,8 +70,8 @@ class EntryIndex(IdIndex[Fields]):
     def _columns(self) -> Tuple[List[Any], ...]:
         return (self._keys, self._vals, self._encs)
 
-    def append_entry(self, k: int, enc: bytes, fields: Fields) -> None:
-        """Add an entry whose key is greater than every key present. O(1) amortized."""
+    def append_entry(self, k: int, enc: bytes, fields: Fields) -> int:
+        """Add an entry whose key is greater than every key present; returns the entry count after it. O(1) amortized."""
         keys = self._keys
         if keys:
             ks = keys[-1]
@@ -81,19 +81,21 @@ class EntryIndex(IdIndex[Fields]):
                 self._encs[-1].append(enc)
                 self._maxes[-1] = k
                 self._len += 1
-                return
+                return self._len
         keys.append([k])
         self._vals.append([fields])
         self._encs.append([enc])
         self._maxes.append(k)
         self._len += 1
+        return self._len
 
-    def extend_entries(self, keys: Sequence[int], encs: Sequence[bytes], vals: Sequence[Fields]) -> None:
+    def extend_entries(self, keys: Sequence[int], encs: Sequence[bytes], vals: Sequence[Fields]) -> int:
         """Add entries with ascending ``keys``, all greater than every key present, with their encoded IDs and
-        fields: the last chunk filled up to ``LOAD``, then new chunks. O(len(keys)) in a few list extends."""
+        fields: the last chunk filled up to ``LOAD``, then new chunks; returns the entry count after them.
+        O(len(keys)) in a few list extends."""
         n = len(keys)
         if not n:
-            return
+            return self._len
         chunks = self._keys
         at = 0
         if chunks:
@@ -112,6 +114,7 @@ class EntryIndex(IdIndex[Fields]):
             self._maxes.append(keys[min(stop, n) - 1])
             at = stop
         self._len += n
+        return self._len
 
     def entry_k(self, k: int) -> Optional[Tuple[bytes, Fields]]:
         """``(encoded id, fields)`` of entry ``k`` or ``None``. O(1) right after a hit on the previous key, else O(log n)."""

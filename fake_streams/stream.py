@@ -131,9 +131,7 @@ class Stream:
                 max_bytes, max_entries = limits or self.node_limits()
                 node.add_entries((sid,), (fields,), (sum(map(len, fields)) if payload < 0 else payload,), 0,
                                  max_bytes, max_entries, stored)
-        entries = self._entries
-        entries.append_entry(key, enc, stored[0] if stored else self._open_node(sid, key, fields))
-        if len(entries) == 1:
+        if self._entries.append_entry(key, enc, stored[0] if stored else self._open_node(sid, key, fields)) == 1:
             self.first_id = sid
         self.last_id = sid
         self.entries_added += 1
@@ -220,10 +218,8 @@ class Stream:
                     continue
             stored.append(self._open_node(sid, keys[i], batch[i]))
             i += 1
-        entries = self._entries
-        if not len(entries):
+        if self._entries.extend_entries(keys, encs, stored) == n:
             self.first_id = sids[0]
-        entries.extend_entries(keys, encs, stored)
         self.last_id = sids[-1]
         self.entries_added += n
 
