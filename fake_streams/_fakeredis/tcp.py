@@ -5,7 +5,8 @@ The TCP server parses requests itself (:mod:`fake_streams.tcp.protocol`) and han
 
 * a plain ``XADD key * field value …`` (the hottest command) on an existing stream without TTL takes the
   shortest path (:meth:`TcpClient._plain_xadds`: the direct path's conditions, then the engine's append and
-  the command's side effects, with the plain XADDs on the same key right behind it in the input taken along;
+  the command's side effects, with the plain XADDs on the same key right behind it in the input taken along —
+  read in one scan by ``RequestParser.take_run`` and appended in one ``Stream.add_next_run``;
   tests/tcp/test_hot_xadd.py compares it with the general path);
 * a **stream command** (and PING, redis-benchmark's probe) takes the direct path when nothing could tell it
   from the dispatch path (the
@@ -254,7 +255,9 @@ class TcpClient:
         (OBJECT IDLETIME / FREQ, one touch per command), INFO commandstats (the run's time shared). An XADD
         the engine refuses (ID space exhausted, entry too large: nothing changed) ends the run and is run
         again by the general path, which answers its error. CLIENT LIST's ``cmd`` and Valkey's ``tot-cmds``
-        follow every command of the run. O(fields) per command.
+        follow every command of the run. O(fields) per command: the followers (the same name, key and ``*``, byte
+        for byte) are read in one scan (``RequestParser.take_run``) and appended in one engine call
+        (``Stream.add_next_run``), their replies queued in one buffer.
         """
         if not self._usable():
             return False
