@@ -6,6 +6,7 @@ import datetime
 import importlib.metadata
 import os
 import platform
+import statistics
 import subprocess
 import sys
 from typing import Any, Dict, List, Optional, Tuple
@@ -111,8 +112,90 @@ def us(value: Optional[float]) -> str:
 def ratio(a: Optional[float], b: Optional[float]) -> str:
     if a is None or b is None or b == 0:
         return "—"
-    r = a / b
+    return times(a / b)
+
+
+def times(r: float) -> str:
     return f"{r:.0f}×" if r >= 100 else f"{r:.2f}×"
+
+
+def _samples(cell: Dict[str, Any], extra: Optional[str]) -> Dict[int, float]:
+    """A cell's samples (its metric's clock, or the sub-timing ``extra``) by round (results of runs before rounds
+    were recorded: by batch index, which was the round)."""
+    if cell.get("error") and not cell.get("rounds"):
+        return {}
+    if extra:
+        values = (cell.get("extra_samples_us") or {}).get(extra) or []
+    else:
+        values = cell.get("cpu_samples_us" if cell.get("metric") == "cpu" else "wall_samples_us") or []
+    rounds = cell.get("rounds") or range(len(values))
+    return dict(zip(rounds, values))
+
+
+#: a round is *quiet* when other processes kept fewer CPUs than this busy during its in-process batches
+QUIET_OTHERS = 0.5
+
+
+def _quiet(cell: Dict[str, Any]) -> Optional[set]:
+    """The quiet rounds of a cell's workload (``round_others_cpu``, recorded by ``run.measure``), None if unknown."""
+    others = cell.get("round_others_cpu")
+    if not others:
+        return None
+    return {r for r, v in enumerate(others) if v is not None and v < QUIET_OTHERS}
+
+
+def round_ratios(num: Dict[str, Any], den: Dict[str, Any], extra: Optional[str] = None) -> Tuple[List[float], Optional[bool]]:
+    """The ratio num ÷ den of two cells (their json) round by round: each round's two batches ran a fraction of a
+    second apart (``run.measure``), so machine drift between rounds cancels in each ratio. Only the quiet rounds
+    count (other processes kept less than :data:`QUIET_OTHERS` CPUs busy: on a 2-CPU machine a busy neighbour
+    slows the C-heavy and the Python-heavy backends unequally) when at least 5 and a third of the rounds were
+    quiet; the flag says which: True quiet rounds only, False all rounds (too few quiet ones), None unknown.
+    O(rounds)."""
+    a, b = _samples(num, extra), _samples(den, extra)
+    pairs = {r: a[r] / b[r] for r in a if r in b and b[r] > 0}
+    quiet = _quiet(num)
+    if quiet is None:
+        return list(pairs.values()), None
+    calm = [v for r, v in pairs.items() if r in quiet]
+    if len(calm) >= max(5, len(pairs) / 3):
+        return calm, True
+    return list(pairs.values()), False
+
+
+class RatioStat:
+    """Median and interquartile range of per-round ratios (the figure and its spread); ``quiet`` as
+    :func:`round_ratios` says (a False one is marked ``‡``: the machine was busy in most rounds)."""
+
+    def __init__(self, values: List[float], quiet: Optional[bool] = None) -> None:
+        self.quiet = quiet
+        self.n = len(values)
+        self.median = statistics.median(values)
+        if self.n >= 2:
+            q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+        else:
+            q1 = q3 = self.median
+        self.q1, self.q3 = q1, q3
+        self.low, self.high = min(values), max(values)
+
+    def text(self) -> str:
+        """``1.27× (1.24–1.31)``: median (interquartile range) of the rounds."""
+        return f"{times(self.median)} ({self.q1:.2f}–{self.q3:.2f})" + ("‡" if self.quiet is False else "")
+
+    def straddles(self, limit: float) -> bool:
+        return self.q1 <= limit <= self.q3
+
+
+def ratio_stat(results: Dict[str, Any], plabel: str, wl: str, size: int, a: str, b: str,
+               extra: Optional[str] = None) -> Optional[RatioStat]:
+    """Per-round a ÷ b of one workload and size (None when either did not run)."""
+    values, quiet = round_ratios(_cell(results, plabel, wl, size, a), _cell(results, plabel, wl, size, b), extra)
+    return RatioStat(values, quiet) if values else None
+
+
+def ratio_cell(results: Dict[str, Any], plabel: str, wl: str, size: int, a: str, b: str,
+               extra: Optional[str] = None) -> str:
+    stat = ratio_stat(results, plabel, wl, size, a, b, extra)
+    return "—" if stat is None else stat.text()
 
 
 def _cell(results: Dict[str, Any], plabel: str, wl: str, size: int, backend: str) -> Dict[str, Any]:
@@ -142,10 +225,16 @@ def progress_line(wl: Any, plabel: str, cells: Dict[str, Any]) -> str:
         if cell is None:
             continue
         parts.append(f"{name} {'ERR' if cell.error else us(cell.median_us())}")
-    medians = {n: c.median_us() for n, c in cells.items() if not c.error}
-    tail = "".join(f"  {a}/{b} {ratio(medians[a], medians[b])}" for a, b in RATIOS
-                   if medians.get(a) and medians.get(b) and (a, b) in _PROGRESS_RATIOS)
-    return f"{wl.label:38s} {plabel:26s} µs/{wl.unit.split(' ')[0]}: " + ", ".join(parts) + tail
+    as_json = {n: c.as_json() for n, c in cells.items()}
+    tail = ""
+    for a, b in RATIOS:
+        if (a, b) in _PROGRESS_RATIOS and a in as_json and b in as_json:
+            values, quiet = round_ratios(as_json[a], as_json[b])
+            if values:
+                tail += f"  {a}/{b} {RatioStat(values, quiet).text()}"
+    quiet = next((_quiet(c) for c in as_json.values() if c.get("round_others_cpu")), None)
+    calm = "" if quiet is None else f"  [quiet rounds {len(quiet)}/{len(next(iter(as_json.values()))['round_others_cpu'])}]"
+    return f"{wl.label:38s} {plabel:26s} µs/{wl.unit.split(' ')[0]}: " + ", ".join(parts) + tail + calm
 
 
 _PROGRESS_RATIOS = {("fixture", "ours"), ("patched", "ours"), ("fakeredis", "fixture"), ("fixture", "floor"),
@@ -157,10 +246,13 @@ _PROGRESS_RATIOS = {("fixture", "ours"), ("patched", "ours"), ("fakeredis", "fix
 METHOD = """\
 ## Method
 
-* **One process, one run.** Every backend is driven through `redis.Redis` (redis-py) in the same
-  Python process, workload by workload, and the timed batches of the backends are *interleaved*
-  (repeat 1: floor, bare, ours, fakeredis, real; repeat 2 starts one backend later; …), so drift of the
-  machine hits all columns alike.
+* **One process, one run, rounds.** Every backend is driven through `redis.Redis` (redis-py) in the same
+  Python process, workload by workload; per workload and size, @REPEAT@ *rounds*, and in each round every
+  backend runs one timed batch, one right after the other, in an order drawn afresh each round (a seeded
+  permutation, the same in every run: each backend runs in every position and after every other one about
+  equally often — a fixed rotation kept each backend behind the same neighbour, and two backends running
+  identical code then differed by up to 10 %), so a round's batches share the machine's state of the same
+  fraction of a second.
 * **Backends.** *floor*: a `redis.Connection` subclass whose socket is in memory and answers each
   packed command with pre-encoded RESP bytes of the right shape — redis-py still packs the
   arguments (hiredis packer), parses the reply (hiredis reader) and runs its reply callback, so the
@@ -204,12 +296,19 @@ METHOD = """\
   wall-clock time (`time.perf_counter`): its work happens in the server process and the kernel.
   Both clocks are recorded for every batch in `results.json`.
 * **Timing.** Per cell, 3 untimed warm-up units give a cost estimate; a batch then holds as many
-  units as fit in about @TARGET@ ms (at most @MAXUNITS@ units, at least 1); @REPEAT@ timed
-  batches (`time.perf_counter`), each after an untimed reset and `gc.collect()`; the table shows
-  the **median µs per unit** (`--stat min`: the fastest batch's). The datasets are moved to the permanent GC generation
+  units as fit in about @TARGET@ ms (at most @MAXUNITS@ units, at least 1); one timed batch per round,
+  each after an untimed reset and `gc.collect()`; the backend columns show the **median µs per unit** of
+  the rounds' batches (`--stat min`: the fastest batch's). The datasets are moved to the permanent GC generation
   (`gc.freeze()`) once built, so the collector does not rescan millions of objects of *other*
   backends in every batch (the garbage collector stays on).
-* **Ratios** (targets of issue 13): *fixture/ours* and *patched/ours* (≤ 1.10: the user's path costs what a
+* **Ratios** are *not* the quotient of two columns: each is the **median of the per-round ratios** (the two
+  backends' batches of the same round divided), shown with the interquartile range of the rounds in
+  parentheses. Only *quiet* rounds count — those during whose in-process batches other processes kept fewer than
+  0.5 CPUs busy (`/proc/stat` busy time minus this process's CPU time; `round_others_cpu` in `results.json`) —
+  when at least 5 and a third of the rounds were quiet, else all rounds (the ratio is then marked ‡): a busy
+  neighbour on a 2-CPU machine slows the C-heavy floor and the Python-heavy fake unequally. So the machine's drift between rounds (the floor's own XADD moved from 17.8 to 24.5 µs between
+  two sizes of one `--quick` run) cancels in each ratio and a target is decided by the code. Targets of issue
+  13: *fixture/ours* and *patched/ours* (≤ 1.10: the user's path costs what a
   bare server does), *fakeredis/fixture* (≥ 2.2 on XADD, ≥ 2.5 on XREADGROUP + XACK), *fixture/floor* (≤ 1.3
   on single commands, ≤ 1.1 on pipelined XADD), *fakeredis/bare* (the ceiling of "× faster than fakeredis"
   for a connection-class fake), *real/fixture* (> 1: faster than the real server over loopback),
@@ -230,8 +329,8 @@ def markdown(results: Dict[str, Any], chosen: List[Any], note: str) -> str:
     out.append(
         f"Produced by `python benchmarks/run.py{' --quick' if cfg['quick'] else ''}` "
         f"({env['date']}, {results.get('elapsed_s', 0):.0f} s). µs per unit ({cfg.get('stat', 'median')} of "
-        f"{cfg['repeat']} batches); "
-        "lower is better. See the method below the tables."
+        f"{cfg['repeat']} rounds' batches), lower is better; ratios: median (interquartile range) of the per-round "
+        "ratios. See the method below the tables."
     )
     out.append("")
     out.append(
@@ -263,7 +362,8 @@ def markdown(results: Dict[str, Any], chosen: List[Any], note: str) -> str:
                             if _cell(results, plabel, wl.name, size, b).get("error")]
                     cells = [_shown(results, plabel, wl.name, size, b, vals[b]) for b in present]
                     out.append(f"| {label} | {size_label(size)} | " + " | ".join(cells) + " | "
-                               + " | ".join(ratio(vals[a], vals[b]) for a, b in ratios) + " |")
+                               + " | ".join(ratio_cell(results, plabel, wl.name, size, a, b, extra)
+                                            for a, b in ratios) + " |")
                     for err in errs:
                         out.append(f"| ↳ {err} |" + " |" * (len(present) + len(ratios) + 1))
         out.append("")
@@ -290,18 +390,15 @@ def _shown(results: Dict[str, Any], plabel: str, wl: str, size: int, backend: st
 
 def _scaling(results: Dict[str, Any], plabel: str, wl: str, size: int, base_size: int, backend: str,
              extra: Optional[str] = None, normalized: bool = False) -> Optional[float]:
-    """cost(size) / cost(base_size); ``normalized``: each cost divided by the floor measured in the same batches."""
+    """cost(size) / cost(base_size); ``normalized``: each cost first divided by the floor's of the same rounds (the
+    median of the per-round ratios to the floor at each size)."""
+    if normalized:
+        fa = ratio_stat(results, plabel, wl, base_size, backend, "floor", extra)
+        fb = ratio_stat(results, plabel, wl, size, backend, "floor", extra)
+        return fb.median / fa.median if fa and fb and fa.median else None
     a = _med(results, plabel, wl, base_size, backend, extra)
     b = _med(results, plabel, wl, size, backend, extra)
-    if not a or not b:
-        return None
-    if normalized:
-        fa = _med(results, plabel, wl, base_size, "floor", extra)
-        fb = _med(results, plabel, wl, size, "floor", extra)
-        if not fa or not fb:
-            return None
-        return (b / fb) / (a / fa)
-    return b / a
+    return b / a if a and b else None
 
 
 def scaling_md(results: Dict[str, Any], chosen: List[Any]) -> str:
@@ -313,7 +410,7 @@ def scaling_md(results: Dict[str, Any], chosen: List[Any]) -> str:
     lines = [f"## Scaling ({plabel}): cost at N ÷ cost at N = {size_label(sizes[0])}\n"]
     lines.append(
         "*raw*: the medians of the table above divided. *floor-normalized*: the same with each median first "
-        "divided by the floor's median of the same interleaved batches — the floor does not depend on N, so this "
+        "divided by the floor's of the same rounds (median of the per-round ratios) — the floor does not depend on N, so this "
         "cancels the machine's load changing between sizes (which shifts raw figures by up to 2× on this shared "
         "machine); it is the figure the scaling target below uses.\n"
     )
@@ -370,29 +467,33 @@ def targets_text(results: Dict[str, Any], chosen: List[Any]) -> str:
     plabel = plabels[0]
     sizes = results["config"]["sizes"]
     names = {w.name: w.label for w in chosen}
-    stat = results["config"].get("stat", "median")
-    lines = [f"targets measured on {plabel} (ratios of the {stat}s of batches measured side by side in this run)"]
+    lines = [f"targets measured on {plabel}: median (interquartile range) of the per-round ratios of batches run "
+             "side by side (quiet rounds only, see the method; ‡: too few quiet rounds, all counted); '≈' marks a ratio "
+             "whose interquartile range holds the limit (decided by less than the spread)"]
 
     def verdict(ok: Optional[bool]) -> str:
         return "n/a " if ok is None else ("PASS" if ok else "FAIL")
 
-    def cells(a: str, b: str, workloads: List[str]) -> List[Tuple[float, str]]:
+    def cells(a: str, b: str, workloads: List[str]) -> List[Tuple[RatioStat, str]]:
         out = []
         for wl in workloads:
             for n in sizes:
-                x, y = _med(results, plabel, wl, n, a), _med(results, plabel, wl, n, b)
-                if wl in names and x and y:
-                    out.append((x / y, f"{names[wl]} @ {size_label(n)}"))
+                stat = ratio_stat(results, plabel, wl, n, a, b) if wl in names else None
+                if stat is not None:
+                    out.append((stat, f"{names[wl]} @ {size_label(n)}"))
         return out
 
-    def line(label: str, found: List[Tuple[float, str]], limit: float, at_most: bool) -> None:
+    def line(label: str, found: List[Tuple[RatioStat, str]], limit: float, at_most: bool, info: str = "") -> None:
         if not found:
             lines.append(f"[n/a ] {label}: not measured in this run")
             return
-        worst = max(found) if at_most else min(found)
-        ok = worst[0] <= limit if at_most else worst[0] >= limit
-        lines.append(f"[{verdict(ok)}] {label}: worst {worst[0]:.2f}× ({worst[1]}); "
-                     + ", ".join(f"{n} {r:.2f}×" for r, n in found))
+        pick = max if at_most else min
+        worst = pick(found, key=lambda item: item[0].median)
+        ok = worst[0].median <= limit if at_most else worst[0].median >= limit
+        close = "≈" if worst[0].straddles(limit) else ""
+        tag = "info" if info else verdict(ok)
+        lines.append(f"[{tag}] {label}{info}: worst {worst[0].text()}{close} ({worst[1]}); "
+                     + ", ".join(f"{n} {r.median:.2f}×{'≈' if r.straddles(limit) else ''}" for r, n in found))
 
     every = [w.name for w in chosen]
     line("fixture ≤ 1.10× bare server (ours)", cells("fixture", "ours", every), 1.10, True)
@@ -401,15 +502,14 @@ def targets_text(results: Dict[str, Any], chosen: List[Any]) -> str:
     line("fakeredis ÷ fixture ≥ 2.5× on XREADGROUP COUNT 10 + XACK", cells("fakeredis", "fixture", ["readgroup_ack"]),
          2.5, False)
     no_hiredis = str(results["env"].get("hiredis", "")).lower().startswith("not installed")
-    floor_cells = (lambda workloads: []) if no_hiredis else (lambda workloads: cells("fixture", "floor", workloads))
-    if no_hiredis:
-        lines.append("[n/a ] the floor targets below: hiredis is not installed (see Environment)")
-    line("fixture ≤ 1.3× floor on single commands", floor_cells([w for w in FLOOR_TARGET if w != "pipeline"]), 1.3, True)
-    line("fixture ≤ 1.1× floor on pipelined XADD", floor_cells(["pipeline"]), 1.1, True)
+    info = " (hiredis not installed: the floor packs and parses in Python, no verdict)" if no_hiredis else ""
+    line("fixture ≤ 1.3× floor on single commands",
+         cells("fixture", "floor", [w for w in FLOOR_TARGET if w != "pipeline"]), 1.3, True, info)
+    line("fixture ≤ 1.1× floor on pipelined XADD", cells("fixture", "floor", ["pipeline"]), 1.1, True, info)
     before = cells("before", "ours", every)
     if before:
         lines.append("[info] before ÷ ours (> 1: this revision is faster): "
-                     + ", ".join(f"{n} {r:.2f}×" for r, n in before))
+                     + ", ".join(f"{n} {r.text()}" for r, n in before))
     if len(sizes) >= 2:
         parts, ok = [], True
         for wl, extra in SCALING:

@@ -1,6 +1,6 @@
 """Side-by-side benchmark of Redis Streams workloads through redis-py (see benchmarks/README.md).
 
-    python benchmarks/run.py [--sizes 1e3,1e4,1e5,1e6] [--repeat N] [--quick] [--out benchmarks/results.md]
+    python benchmarks/run.py [--sizes 1e3,1e4,1e5,1e6] [--rounds N] [--quick] [--out benchmarks/results.md]
 
 One process, one run: the same workloads on the floor (canned replies), bare (the same replies
 already parsed: no packing, no parsing), this project on a bare server (ours), through the pytest
@@ -16,6 +16,7 @@ import argparse
 import gc
 import json
 import os
+import random
 import statistics
 import sys
 import time
@@ -77,17 +78,22 @@ def effective_protocol(protocol: Optional[int]) -> int:
 
 
 class Cell:
-    """Samples of one (workload, protocol, size, backend), seconds per unit, one per timed batch.
+    """Samples of one (workload, protocol, size, backend), seconds per unit, one per timed batch, each
+    tagged with its round (:func:`measure`): sample ``i`` of two cells of one workload ran in the same round.
 
-    The reported metric is the median CPU time of this process for the in-process backends (immune
-    to other processes on a shared machine) and the median wall-clock time for the real server
-    (whose work happens in another process and on the loopback).
+    The figure shown per backend is a statistic of the batches (``--stat``: median, or min) of the CPU time of
+    this process for the in-process backends (immune to other processes' time slices on a shared machine)
+    and of wall-clock time for the real server (whose work happens in another process and on the loopback).
+    Ratios of two backends are not taken from those figures but round by round (``report.round_ratios``).
     """
 
     def __init__(self, in_process: bool) -> None:
         self.in_process = in_process
         self.wall: List[float] = []
         self.cpu: List[float] = []  # process CPU time (this process only)
+        self.rounds: List[int] = []  # the round of each sample
+        #: per round, the CPUs other processes kept busy during it (None: unknown; the same list for all cells of a workload)
+        self.round_others: List[Optional[float]] = []
         self.extra: Dict[str, List[float]] = {}  # sub-timings with the same clock as the metric
         self.n_calls = 0
         self.error: Optional[str] = None
@@ -122,15 +128,65 @@ class Cell:
             "cpu_median_us": statistics.median(self.cpu) * 1e6 if self.cpu else None,
             "wall_samples_us": [s * 1e6 for s in self.wall],
             "cpu_samples_us": [s * 1e6 for s in self.cpu],
+            "rounds": list(self.rounds),
+            "round_others_cpu": list(self.round_others),
             "cpu_share": self.cpu_share(),
             "extra_median_us": {k: self.extra_us(k) for k in self.extra},
+            "extra_samples_us": {k: [s * 1e6 for s in v] for k, v in self.extra.items()},
             "calls_per_batch": self.n_calls,
             "error": self.error,
         }
 
 
-def measure(wl: workloads.Workload, jobs: Dict[str, workloads.Job], repeat: int, target_s: float, max_units: int) -> Dict[str, Cell]:
-    """Calibrate a batch size per backend, then ``repeat`` timed batches, backends interleaved."""
+_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def machine_busy_s() -> Optional[float]:
+    """CPU seconds all CPUs of the machine spent busy since boot (``/proc/stat``: everything but idle and iowait,
+    steal included — a hypervisor's theft is interference too), or None where unreadable. 10 ms resolution."""
+    try:
+        with open("/proc/stat") as fh:
+            parts = fh.readline().split()
+        ticks = [int(x) for x in parts[1:9]]  # user nice system idle iowait irq softirq steal
+    except (OSError, ValueError):
+        return None
+    return (sum(ticks) - ticks[3] - ticks[4]) / _HZ
+
+
+#: processes of the run whose CPU time is not interference (the real server started for the run)
+OWN_PIDS: List[int] = []
+
+
+def own_children_s() -> float:
+    """CPU seconds of :data:`OWN_PIDS` (``/proc/<pid>/stat`` utime + stime), 10 ms resolution."""
+    total = 0.0
+    for pid in OWN_PIDS:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / _HZ
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+def round_order(live: List[str], rnd: int) -> List[str]:
+    """The backends' order in round ``rnd``: a permutation drawn afresh each round (seeded: the same in every run),
+    so that each backend runs in every position and after every other backend about equally often. (A rotation
+    keeps each backend behind the same neighbour: one that runs the same code warms the caches for it, and the
+    ratio of two backends running identical code came out 0.90-0.97 that way.)"""
+    order = list(live)
+    random.Random(7919 * rnd + 1).shuffle(order)
+    return order
+
+
+def measure(wl: workloads.Workload, jobs: Dict[str, workloads.Job], rounds: int, target_s: float,
+            max_units: int) -> Dict[str, Cell]:
+    """Calibrate a batch size per backend, then ``rounds`` rounds: in each, every backend runs one timed batch
+    (after its untimed reset and a ``gc.collect()``), one backend right after the other (:func:`round_order`).
+    A round lasts a few tenths of a second, so the batches of one round share the machine's state (other
+    processes, frequency, caches): the ratio of two backends is taken per round and its median over the
+    rounds reported (``report.round_ratios``), which drift between rounds cannot move."""
     cells = {name: Cell(in_process=name != "real") for name in jobs}
     max_calls = max(2, max_units // wl.units_per_call)
     live = list(jobs)
@@ -146,9 +202,12 @@ def measure(wl: workloads.Workload, jobs: Dict[str, workloads.Job], repeat: int,
         except Exception as exc:  # a backend that cannot run a workload gets a note, not a crash
             cell.error = f"{type(exc).__name__}: {exc}"[:160]
             live.remove(name)
-    for rep in range(repeat):
-        order = live[rep % len(live):] + live[: rep % len(live)] if live else []
-        for name in order:
+    round_others: List[Optional[float]] = []
+    for rnd in range(rounds):
+        # other processes' CPU time during the round: the machine's busy time minus this process's and the real
+        # server's (jiffies: a round of ~50 ms or more keeps the quantization below a few tenths of a CPU)
+        busy0, own0, kids0, wall0 = machine_busy_s(), time.process_time(), own_children_s(), time.perf_counter()
+        for name in round_order(live, rnd):
             job, cell = jobs[name], cells[name]
             if cell.error:
                 continue
@@ -166,8 +225,17 @@ def measure(wl: workloads.Workload, jobs: Dict[str, workloads.Job], repeat: int,
             units = cell.n_calls * wl.units_per_call
             cell.wall.append(elapsed / units)
             cell.cpu.append(cpu / units)
+            cell.rounds.append(rnd)
             for label, seconds in (extra or {}).items():
                 cell.extra.setdefault(label, []).append(seconds / units)
+        busy1, wall = machine_busy_s(), time.perf_counter() - wall0
+        if busy0 is None or busy1 is None or wall <= 0:
+            round_others.append(None)
+        else:
+            own = time.process_time() - own0 + own_children_s() - kids0
+            round_others.append(max(0.0, busy1 - busy0 - own) / wall)
+    for cell in cells.values():
+        cell.round_others = round_others
     return cells
 
 
@@ -240,14 +308,16 @@ def memory_phase(size: int, real_port: Optional[int]) -> Dict[str, Dict[str, flo
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", help="stream sizes, e.g. 1e3,1e4,1e5,1e6 (default; --quick: 1e3,1e4)")
-    ap.add_argument("--repeat", type=int, help="timed batches per cell; the median is reported (default 7, --quick 3)")
+    ap.add_argument("--rounds", "--repeat", dest="rounds", type=int,
+                    help="rounds: in each, every backend runs one timed batch; ratios are the median of the per-round "
+                    "ratios (default 21, --quick 15)")
     ap.add_argument("--stat", choices=("median", "min"), default="median",
                     help="statistic of the batches to report: median (default) or min (the least disturbed batch, "
                     "for a machine shared with other work)")
-    ap.add_argument("--quick", action="store_true", help="small sizes, fewer repeats, RESP2 only: about a minute")
+    ap.add_argument("--quick", action="store_true", help="small sizes, fewer rounds, shorter batches, RESP2 only: about 20-30 s")
     ap.add_argument("--out", default=os.path.join(HERE, "results.md"), help="markdown report (raw numbers go to .json)")
     ap.add_argument("--protocols", help="comma list of 2, 3, default (default: 2,default; --quick: 2)")
-    ap.add_argument("--target-ms", type=float, help="aimed duration of one timed batch (default 70, --quick 25)")
+    ap.add_argument("--target-ms", type=float, help="aimed duration of one timed batch (default 20, --quick 8)")
     ap.add_argument("--max-ops", type=int, help="most units in one batch (default 2000, --quick 500)")
     ap.add_argument("--mem-size", type=float, help="entries for the tracemalloc phase (default 1e5, --quick 1e4; 0 = skip)")
     ap.add_argument("--no-real", action="store_true", help="do not start redis-server")
@@ -273,9 +343,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     quick = args.quick
     Cell.statistic = staticmethod(min if args.stat == "min" else statistics.median)  # type: ignore[assignment]
     sizes = parse_sizes(args.sizes or ("1e3,1e4" if quick else "1e3,1e4,1e5,1e6"))
-    repeat = args.repeat or (3 if quick else 7)
+    repeat = args.rounds or (15 if quick else 21)
     protocols = parse_protocols(args.protocols or ("2" if quick else "2,default"))
-    target_s = (args.target_ms or (25 if quick else 70)) / 1000
+    target_s = (args.target_ms or (8 if quick else 20)) / 1000
     max_units = args.max_ops or (500 if quick else 2000)
     mem_size = int(args.mem_size if args.mem_size is not None else (1e4 if quick else 1e5))
     chosen = [w for w in workloads.WORKLOADS if not args.workloads or w.name in args.workloads.split(",")]
@@ -298,6 +368,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     real_port = None
     if not args.no_real and "real" in chosen_backends and real_server.start():
         real_port = real_server.port
+        if real_server.proc is not None:
+            OWN_PIDS.append(real_server.proc.pid)
     elif args.no_real:
         real_server.note = "--no-real: real-server column skipped"
     env = report.environment(real_server)

@@ -552,6 +552,7 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, ta
     xadd_name = None
     spec = table[batch[i][0]][0]
     first, started = i, _perf_counter()
+    now = None  # the last command's clock read: the run's lookupKey touch stamps with it
     try:
         while i < n:
             name, args, _ = batch[i]  # the encoded args: a tuple (pipelines) or a list, read only here
@@ -569,12 +570,13 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, ta
                 break
             i += 1
             try:
+                now = int(wall_time() * 1000) if wall else now_ms()
                 if plain:
-                    append(append_now(stream, args, int(wall_time() * 1000) if wall else now_ms(), limits))
+                    append(append_now(stream, args, now, limits))
                 else:
                     args = list(args)
                     targs = parse_xadd_args(args)
-                    append(append_parsed(stream, args, targs, now_ms(), limits)[0])
+                    append(append_parsed(stream, args, targs, now, limits)[0])
                 added = True
             except ReplyError as exc:
                 append(decode_error(xadd_failed(server, error(exc, server.profile))))
@@ -582,7 +584,7 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, ta
                 append(decode_error(xadd_failed(server, error(server._internal_error(spec, list(args), exc),
                                                               server.profile))))
     finally:
-        xadd_run_done(server, keyspace, key, i - first, added, started)
+        xadd_run_done(server, keyspace, key, i - first, added, started, now)
     return i
 
 

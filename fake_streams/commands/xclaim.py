@@ -190,7 +190,7 @@ def parse_xautoclaim(args: List[bytes]) -> Tuple[int, int, int, bool]:
     while j < n:
         more = n - 1 - j
         opt = args[j].upper()
-        if b"\0" in opt:
+        if 0 in opt:  # (a byte test: far cheaper than b"\0" in)
             opt = cstr(opt)  # strcasecmp: text after a NUL is ignored
         if opt == b"COUNT" and more:
             raw = args[j + 1]

@@ -216,7 +216,7 @@ def _resolve(ctx: Context, opts: ReadOptions, args: List[bytes]) -> List[Resolve
     """Per stream, in key order: WRONGTYPE, NOGROUP, then the ID token. Changes nothing. O(N log g)."""
     resolved: List[Resolved] = []
     for key, arg in zip(opts.keys(args), opts.id_args(args)):
-        raw = cstr(arg) if b"\0" in arg else arg  # the special tokens compare with strcmp
+        raw = cstr(arg) if 0 in arg else arg  # the special tokens compare with strcmp
         stream = ctx.lookup(key)
         if stream is not None:  # xreadCommand looks each key up again to serve it (OBJECT FREQ counts both)
             ctx.lookup(key)

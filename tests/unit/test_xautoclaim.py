@@ -60,6 +60,15 @@ def test_argument_errors_come_before_the_key(tail, expected):
     assert ctx.run("XAUTOCLAIM", "nokey", "g", "c", *tail) == expected
 
 
+def test_option_names_stop_at_a_nul():
+    """strcasecmp: ``COUNT\\0x`` is COUNT and ``justid\\0`` is JUSTID; a NUL first (``\\0COUNT``) names nothing."""
+    ctx, stream, group = setup()
+    deliver(stream, group, b"c1", [sid(1), sid(2), sid(3)], T0 - 10)
+    assert ctx.run("XAUTOCLAIM", "s", "g", "c2", "0", "0", b"COUNT\x00x", "1", b"justid\x00") == [b"2-0", [b"1-0"], []]
+    assert ctx.run("XAUTOCLAIM", "s", "g", "c2", "0", "0", b"\x00COUNT", "1") == err("SYNTAX")
+    assert ctx.run("XAUTOCLAIM", "s", "g", "c2", "0", "0", b"COUNT\x00", "0") == err("XAUTOCLAIM_COUNT")
+
+
 def test_wrong_type_after_arguments():
     ctx = DictContext()
     ctx.keyspace[b"str"] = b"x"
