@@ -57,7 +57,7 @@ from ..commands.xadd_xtrim import xadd as _XADD
 from ..errors import ReplyError
 from ..reply import Status
 from ..stream import Stream
-from . import auth, cluster
+from . import auth, cluster, handshake
 from .access import stream_events_sent
 from .backend import error
 from .compat import SimpleError
@@ -655,7 +655,8 @@ class SyncFastPath:
                     return
             elif args and args[0] in _GETKEYS and getkeys(self, args):
                 return
-            elif ENABLED and self._sock is not None and dispatch_unpacked(self, args):  # type: ignore[attr-defined]
+            elif ENABLED and self._sock is not None and (  # type: ignore[attr-defined]
+                    handshake.setinfo(self, args) or handshake.hello3(self, args) or dispatch_unpacked(self, args)):
                 return
         except BaseException:
             self.disconnect()  # type: ignore[attr-defined]
@@ -704,6 +705,9 @@ class AsyncFastPath:
                 await self.disconnect(nowait=True)  # type: ignore[attr-defined]
                 raise
         elif args and args[0] in _GETKEYS and self.is_connected and getkeys(self, args):  # type: ignore[attr-defined]
+            return
+        elif ENABLED and args and self.is_connected and (  # type: ignore[attr-defined]
+                handshake.setinfo(self, args) or handshake.hello3(self, args)):
             return
         # = redis.asyncio's send_command, packed as RESP (pack_command would keep a stream command unpacked)
         await self.send_packed_command(self._sf_pack(*args),  # type: ignore[attr-defined]

@@ -661,6 +661,8 @@ def client_line(sock: Any, now: float) -> bytes:
         age = idle = max(0, int(now - created))
         addr, laddr, fd = info.get("addr", "127.0.0.1:0"), info.get("laddr", "127.0.0.1:0"), -1
         command, qbuf, events = getattr(sock, "_sf_fields", None) or [], 0, "r"
+        if getattr(sock, "_sf_name", None) is None:  # its last command was unknown: the server's lastcmd is NULL
+            command = []
     if command:
         cmd = bytes(command[0]).lower().decode("utf-8", "replace")
         if len(command) > 1 and cmd in _CONTAINER_COMMANDS:
