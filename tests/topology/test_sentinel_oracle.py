@@ -276,8 +276,8 @@ def _outcome(fn: Any) -> Any:
 
 def _until_switched(events: List[Any]) -> List[Any]:
     """The sentinel's events of one failover, from its start up to ``+switch-master`` and the ``+slave`` events that
-    follow it (what comes later — the old master's reconfiguration — the real sentinel does about ten seconds
-    later, the fake at once)."""
+    follow it (what comes later — the old master's ``-role-change`` and its conversion — is compared by
+    test_asyncio_failover_as_a_sentinel_client_sees_it, with timings)."""
     out, switched = [], False
     for channel, message in events:
         if switched and channel != b"+slave":
@@ -356,7 +356,8 @@ def test_failover_as_a_sentinel_client_sees_it(kind: str) -> None:
     finally:
         deployment.stop()
     with _patched_fake(16390, 36390, kind) as fake_deployment:
-        fake = _client_path(fake_deployment.sentinels, fake_deployment.failover, lambda: None, lambda: None)
+        fake = _client_path(fake_deployment.sentinels, fake_deployment.failover,
+                            fake_deployment.convert_old_masters, lambda: None)
     norm_real = normaliser(real_ids, real_ports)
     norm_fake = normaliser([fake_deployment.myid.encode()], [16390, 16391, 36390])
     real, fake = norm_real(real), norm_fake(fake)
