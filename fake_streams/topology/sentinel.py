@@ -20,8 +20,8 @@ Redis 7.0.15's and Valkey 9.1.2's sentinels, see tests/topology/test_sentinel_or
    that came back as one after 4 × ``PUBLISH-PERIOD``, checked on each ``INFO-PERIOD``; a ManualClock's
    ``advance`` runs it, a SystemClock a timer) the old master is converted (``+convert-to-slave``): it becomes a
    replica and its clients are hung up on, blocked ones included (they read the EOF); the next command of a
-   Sentinel client reconnects, asks the sentinel and reaches the new master (redis.asyncio 6.x–8.x: a command in
-   flight at that moment retries on the old address and fails — ``ConnectionError("The previous master is now a
+   Sentinel client reconnects, asks the sentinel and reaches the new master (redis-py 6.1 and later, sync and
+   asyncio: a command in flight at that moment retries on the old address and fails — ``ConnectionError("The previous master is now a
    slave")`` — as against a real deployment); ``+role-change`` follows one ``INFO-PERIOD`` later.
    :meth:`convert_old_masters` does step 3 now.
 

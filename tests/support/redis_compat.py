@@ -14,7 +14,7 @@
 * :func:`async_failover_retry` — asyncio client kwargs retrying a command after a sentinel failover dropped its
   connection, the same on every line (redis-py 8 retries by default, with backoff; older lines retry nothing
   unless told).
-* :data:`ASYNC_RETRY_ASKS_SENTINEL` — whether a redis.asyncio Sentinel-managed connection that reconnects inside a
+* :data:`RETRY_ASKS_SENTINEL` — whether a Sentinel-managed connection (sync or asyncio) that reconnects inside a
   command's retry asks the sentinels again (before 6.1) or reconnects to the address it had (6.1 on).
 * :func:`aclose` — ``await aclose(client)``: ``aclose()`` where the asyncio client has it (redis-py >= 5.0.1),
   else ``close()``.
@@ -93,12 +93,12 @@ def with_cluster_errors(conn: Any) -> Any:
 
 
 
-#: redis.asyncio's send reconnects a dropped connection with ``connect_check_health`` from 6.1 on (redis-py
-#: #3557), which a Sentinel-managed connection does not override: a command retried after its connection to a
+#: redis-py's send (sync and asyncio) reconnects a dropped connection with ``connect_check_health`` from 6.1 on
+#: (redis-py #3557), which a Sentinel-managed connection does not override: a command retried after its connection to a
 #: demoted master dropped reconnects to that address (now a replica: a write gets READONLY, turned into
 #: ConnectionError("The previous master is now a slave")). Before 6.1 the send called ``connect()``, which asks
 #: the sentinels. (A command sent after the drop, on a connection the pool checks out, asks them on every line.)
-ASYNC_RETRY_ASKS_SENTINEL = REDIS_PY < (6, 1)
+RETRY_ASKS_SENTINEL = REDIS_PY < (6, 1)
 
 
 def async_failover_retry() -> Dict[str, Any]:

@@ -18,7 +18,7 @@ from fake_streams import ManualClock
 from fake_streams.patching import patch_redis
 from fake_streams.topology.replica import READONLY
 from fake_streams.topology.sentinel import FakeSentinel
-from tests.support.redis_compat import ASYNC_RETRY_ASKS_SENTINEL, aclose, async_failover_retry
+from tests.support.redis_compat import RETRY_ASKS_SENTINEL, aclose, async_failover_retry
 from tests.topology.test_cluster import err
 from tests.topology.test_cluster import raw as node_raw
 
@@ -271,7 +271,7 @@ def test_asyncio_sentinel_clients_follow_a_failover(sentinel):
     """As against a real deployment (test_sentinel_oracle.py's asyncio twin): until the old master is converted
     the client's connection there still works (it is still a master); the conversion, 10 s later on the clock,
     hangs it up; the next command reconnects at checkout, asks the sentinel and reaches the new master. A read
-    blocked on the old master at that moment retries: redis-py < 6.1 asks the sentinel and blocks again on the new
+    blocked on the old master at that moment retries (RETRY_ASKS_SENTINEL): redis-py < 6.1 asks the sentinel and blocks again on the new
     master; 6.1 on reconnects to the old address, now a replica, where XREADGROUP is a write (READONLY →
     ConnectionError "The previous master is now a slave")."""
     async def main():
@@ -297,7 +297,7 @@ def test_asyncio_sentinel_clients_follow_a_failover(sentinel):
                                                            "consumers": [{"name": b"c", "pending": 1}]}
             assert not blocked.done()
             sentinel.group.owner.clock.advance(sentinel.conversion_delay_ms())  # +convert-to-slave
-            if ASYNC_RETRY_ASKS_SENTINEL:
+            if RETRY_ASKS_SENTINEL:
                 await asyncio.to_thread(sentinel.master.server.wait_until_blocked, 1)  # retried on the new master
                 assert not blocked.done()
                 assert await sentinel.async_master_for().xadd("jobs", {"n": "2"}, id="2-1") == b"2-1"
@@ -396,3 +396,13 @@ def test_failover_picks_by_priority_and_never_a_priority_0_replica(sentinel):
         sentinel.failover()
     assert sentinel.failover(first) is first  # the helper may still promote it by name
     assert raw(sentinel.server, "SENTINEL", "REPLICAS", "mymaster", protocol=3)[1][b"slave-priority"] == b"0"
+
+
+def test_client_list_on_a_node_shows_that_nodes_clients(sentinel):
+    """The nodes share one dataset, not their clients: CLIENT LIST on each lists the connections made to it."""
+    on_master = sentinel.master.server.client(client_name="on-master")
+    on_replica = sentinel.replicas[0].server.client(client_name="on-replica")
+    assert on_master.ping() and on_replica.ping()
+    assert [c["name"] for c in on_master.client_list()] == ["on-master"]
+    assert [c["name"] for c in on_replica.client_list()] == ["on-replica"]
+    assert sentinel.replicas[1].server.client().client_list()[0]["name"] == ""
