@@ -463,6 +463,14 @@ def _blocked_clients(port: int) -> int:
         control.close()
 
 
+#: the SENTINEL REPLICAS fields that say how the sentinel sees an instance's role and link
+_VIEW = (b"flags", b"role-reported", b"master-link-down-time", b"master-link-status", b"master-host", b"master-port")
+
+
+def _as_map(reply: Any) -> Any:
+    return reply if isinstance(reply, dict) else dict(zip(reply[::2], reply[1::2]))
+
+
 async def _conversion_path(mode: str, sentinel_address: Any, failover: Any, convert: Any,
                            ports: List[int]) -> List[Any]:
     """A Sentinel client (``mode`` "sync" or "asyncio") through a forced failover, step by step as it sees it: the
@@ -503,6 +511,14 @@ async def _conversion_path(mode: str, sentinel_address: Any, failover: Any, conv
         sentinel = redis.Redis(host=sentinel_address[0], port=sentinel_address[1], socket_timeout=5)
         await _poll(lambda: sentinel.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER)[1]
                     == str(new_port).encode(), "the sentinel names the new master")
+        # the sentinel's view of the old master: a replica that still reports the master role, linked to nobody
+        def old_entry() -> Any:
+            entries = [_as_map(r) for r in sentinel.execute_command("SENTINEL", "REPLICAS", MASTER)]
+            return [{k: e[k] for k in _VIEW if k in e} for e in entries if e[b"port"] == str(old_port).encode()]
+
+        # (a real sentinel lists it at +switch-master and sees its role at its first INFO, a moment later)
+        await _poll(lambda: [e.get(b"role-reported") for e in old_entry()] == [b"master"], "the old master listed")
+        step(("window", old_entry()))
         sentinel.close()
         # the switch: the old master is still a master, and the client's connection there serves on
         step(("window", role_offsets(await _outcome_of(lambda: master.execute_command("ROLE"))), pool_ports(master)))
