@@ -284,6 +284,14 @@ class FakeStreamsAsyncConnection(_Common, fastpath.AsyncFastPath, _fakeredis.Asy
             sock.close()
         await super().disconnect(nowait=nowait, **kwargs)
 
+    async def can_read_destructive(self) -> bool:
+        """The pool's check at checkout before redis-py 8 (8 asks ``can_read``, hooked in the fast path): a
+        connection the server hung up on reads the EOF, as a socket whose hang-up the event loop has seen, so
+        the pool reconnects it (a Sentinel-managed one asking the sentinels) instead of sending on it."""
+        if getattr(self._sock, "_killed", False):
+            return True
+        return bool(await super().can_read_destructive())
+
     async def send_command(self, *args: Any, **kwargs: Any) -> None:
         self._sf_sent = True
         await super().send_command(*args, **kwargs)

@@ -310,8 +310,10 @@ def render(servers: Dict[str, FakeStreamsServer], max_entries: int = 10) -> str:
             continue
         head = f"{_where(server) if address else repr(server)}  (profile {server.version}, {server.clock!r})"
         node, sentinel = getattr(server, "replication", None), getattr(server, "sentinel", None)
-        if node is not None and node.is_replica:  # the master's dataset, shown once (under the master)
-            blocks.append(f"{head}\n  replica of {node.master.address}: the master's data")
+        if node is not None and node is not node.master:  # the master's dataset, shown once (under the master)
+            role = (f"old master, not converted yet (a replica of {node.master.address} to be)" if node.unconverted
+                    else f"replica of {node.master.address}")
+            blocks.append(f"{head}\n  {role}: the master's data")
             continue
         if sentinel is not None:
             blocks.append(f"{head}\n  sentinel watching {sentinel.master_name!r} (master {sentinel.master.address})")

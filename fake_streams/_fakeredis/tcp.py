@@ -583,8 +583,8 @@ _CLIENT_TYPES = frozenset((b"normal", b"master", b"replica", b"slave", b"pubsub"
 
 
 def client_list(sock: Any, *args: bytes) -> bytes:
-    """CLIENT LIST [TYPE normal|master|replica|pubsub | ID id …]: one line per connection of the server, in
-    connection order, each with the server's fields; the server's errors for a bad type, id or syntax."""
+    """CLIENT LIST [TYPE normal|master|replica|pubsub | ID id …]: one line per connection of the server (of this
+    node, in a replication group), in connection order, each with the server's fields; the server's errors for a bad type, id or syntax."""
     ids: Optional[set] = None
     kind: Optional[bytes] = None
     if len(args) == 2 and bytes(args[0]).lower() == b"type":
@@ -602,13 +602,22 @@ def client_list(sock: Any, *args: bytes) -> bytes:
         raise SimpleError("ERR syntax error")
     now = time.time()
     lines = []
+    node = _node_of(sock)
     for other in list(sock._server.sockets):
+        if node is not None and _node_of(other) not in (node, None):  # a replica shares its master's dataset only
+            continue
         if ids is not None and int(other._client_info.get("id", 0)) not in ids:
             continue
         if kind is not None and kind != (b"pubsub" if getattr(other, "_pubsub", 0) else b"normal"):
             continue
         lines.append(client_line(other, now) + b"\n")
     return VerbatimText(b"".join(lines))
+
+
+def _node_of(sock: Any) -> Any:
+    """The server a connection is a client of (the nodes of a replication group share one fakeredis server)."""
+    session = getattr(sock, "_sf_session", None)
+    return session.server if session is not None else None
 
 
 def _subscriptions(sock: Any, table: Any) -> int:

@@ -14,8 +14,16 @@ script's write through ``redis.call`` fails with the same text; ``ROLE`` and ``I
 real replica / master says (:meth:`ReplicaNode.role_reply`, :meth:`ReplicaNode.info_fields`).
 
 :meth:`ReplicationGroup.promote` makes a replica the master (``REPLICAOF NO ONE`` on it, ``REPLICAOF new`` on
-the others): the dataset stays as it is — every stream, group and PEL — and the clients of the nodes whose role
-changed are disconnected, as a sentinel's reconfiguration does (``CLIENT KILL TYPE normal``).
+the others): the dataset stays as it is — every stream, group and PEL — and the clients of the new master and of
+the other replicas are disconnected, as a sentinel's reconfiguration of each does (its ``MULTI`` / ``SLAVEOF`` /
+``CLIENT KILL TYPE normal`` / ``CLIENT KILL TYPE pubsub`` / ``EXEC``). The old master, up but no longer the
+master, is left as it is until it is converted (``promote(…, convert_old=False)``, then :meth:`ReplicationGroup.convert`:
+a sentinel converts a returning old master only after a wait): it still answers as a master — ROLE ``master``
+with no replicas, writes accepted — and keeps its clients; converting it makes it a replica and hangs up on its
+clients, a blocked read included (the blocked client's ``UNBLOCKED`` error is dropped with the connection: the
+sentinel's CLIENT KILL runs in the same transaction, before the reply is written). Not emulated: a real old
+master's writes of that window are lost when it resynchronises from the new master; the fake's nodes share one
+dataset, so they stay.
 
 This module is not tied to Sentinel (:mod:`.sentinel` builds on it); a cluster's replicas can use it too.
 """
@@ -92,6 +100,8 @@ class ReplicaNode:
         self.port = port
         #: this node's replica-priority (INFO ``slave_priority``, SENTINEL REPLICAS ``slave-priority``)
         self.priority = 100
+        #: a demoted master not converted yet: it still acts as a master (see :meth:`ReplicationGroup.convert`)
+        self.unconverted = False
 
     @property
     def address(self) -> str:
@@ -99,21 +109,30 @@ class ReplicaNode:
 
     @property
     def is_replica(self) -> bool:
-        """True while this node is a replica (read only); O(1), asked before every command of its clients."""
-        return self.group.master is not self
+        """True while this node is a replica (read only); O(1), asked before every command of its clients. A
+        demoted master that was not converted yet is not one (it still believes it is the master)."""
+        return self.group.master is not self and not self.unconverted
 
     @property
     def master(self) -> ReplicaNode:
         return self.group.master
 
+    @property
+    def followers(self) -> List[ReplicaNode]:
+        """The replicas replicating from this node: the master's converted replicas; none for any other node."""
+        if self is not self.group.master:
+            return []
+        return [node for node in self.group.nodes if node.is_replica]
+
     # ------------------------------------------------------------------------------- replies
     def role_reply(self) -> List[Any]:
         """``ROLE``: a master ``[master, offset, [[ip, port, offset] …]]`` (ip, port and offset of each replica as
-        bulk strings); a replica ``[slave, master ip, master port, connected, offset]``."""
+        bulk strings; a demoted master not converted yet has none); a replica ``[slave, master ip, master port,
+        connected, offset]``."""
         offset = self.group.offset
         if not self.is_replica:
             return [b"master", offset,
-                    [[r.host.encode(), str(r.port).encode(), str(offset).encode()] for r in self.group.replicas]]
+                    [[r.host.encode(), str(r.port).encode(), str(offset).encode()] for r in self.followers]]
         master = self.master
         return [b"slave", master.host.encode(), master.port, b"connected", offset]
 
@@ -130,7 +149,7 @@ class ReplicaNode:
                    ("repl_backlog_active", 1), ("repl_backlog_size", backlog_size),
                    ("repl_backlog_first_byte_offset", 1), ("repl_backlog_histlen", offset)]
         if not self.is_replica:
-            replicas = self.group.replicas
+            replicas = self.followers
             lines: List[Tuple[str, Any]] = [("role", "master"), ("connected_slaves", len(replicas))]
             kind = ",type=replica" if valkey else ""
             lines += [(f"slave{i}", f"ip={r.host},port={r.port},state=online,offset={offset},lag=0{kind}")
@@ -147,6 +166,13 @@ class ReplicaNode:
 
     def __repr__(self) -> str:
         return f"ReplicaNode({self.address}, {'replica' if self.is_replica else 'master'})"
+
+
+def _hang_up(node: ReplicaNode) -> None:
+    from .._fakeredis.replica import kill_clients
+
+    if not node.server.closed:
+        kill_clients(node.server)
 
 
 def is_write(argv: Sequence[bytes], server: Any, script_flags: Any = None) -> bool:
@@ -221,25 +247,42 @@ class ReplicationGroup:
         for node in self.nodes:  # every command of a replica passes the dispatch path's READONLY check
             node.server.fast_path = not node.is_replica
 
-    def promote(self, which: ReplicaNode | int | str) -> ReplicaNode:
+    def promote(self, which: ReplicaNode | int | str, convert_old: bool = True) -> ReplicaNode:
         """Make ``which`` the master and every other node its replica (what a failover does); the clients of the
-        old and the new master are disconnected (their next command fails with ConnectionError, a blocked read
-        ends with it at once). Returns the new master. The dataset is untouched."""
-        from .._fakeredis.replica import kill_clients
-
+        new master and of the other replicas are disconnected (their next command fails with ConnectionError, a
+        blocked read ends with it at once). The old master is converted at once too (``convert_old``) or left
+        :attr:`~ReplicaNode.unconverted` — still a master, its clients connected — until :meth:`convert`. Returns
+        the new master. The dataset is untouched."""
         new = self.node(which)
         with self.lock:
             old = self.master
             if new is old:
                 raise ValueError(f"{new!r} is already the master")
             self.master = new
+            new.unconverted = False
+            old.unconverted = True
             self.offset += 1  # the new master's replication history starts after the old one's
             self.replid2, self.replid = self.replid, secrets.token_hex(20)  # shiftReplicationId
             self._apply_roles()
-        for node in (old, new):
-            if not node.server.closed:
-                kill_clients(node.server)
+            hung_up = [node for node in self.nodes if node is not old and not node.unconverted]
+        for node in hung_up:  # SLAVEOF NO ONE on the new master, SLAVEOF new on the others, each + CLIENT KILL
+            _hang_up(node)
+        if convert_old:
+            self.convert(old)
         return new
+
+    def convert(self, node: ReplicaNode | int | str) -> bool:
+        """Make a demoted master that was left :attr:`~ReplicaNode.unconverted` a replica of the master and hang up
+        on its clients (what a sentinel's ``+convert-to-slave`` sends: ``SLAVEOF`` + ``CLIENT KILL TYPE normal`` /
+        ``pubsub``); a client blocked there reads the EOF. False if ``node`` was not waiting to be converted."""
+        node = self.node(node)
+        with self.lock:
+            if not node.unconverted:
+                return False
+            node.unconverted = False
+            self._apply_roles()
+        _hang_up(node)
+        return True
 
     def close(self) -> None:
         """Close every node, the dataset's owner last."""

@@ -7,12 +7,26 @@ command table only (every other command is an ``unknown command``), answers ``SE
 (:mod:`.sentinel_replies`), ``ROLE`` (``[sentinel, [names]]``), ``INFO`` (``redis_mode:sentinel``, a
 ``# Sentinel`` section) and ``HELLO`` (``mode: sentinel``).
 
-Test helper: :meth:`FakeSentinel.failover` — what a sentinel's failover does, done at once: a replica becomes the
-master (every stream, group and PEL stays: the dataset is one), the old master becomes its replica, the config
-epoch grows, and the clients of both are disconnected (the sentinel's ``CLIENT KILL TYPE normal``). A client that
-follows Sentinel (``redis.sentinel.Sentinel(...).master_for(name)``) gets a ConnectionError — or, on a
-connection opened to the old master later, ``READONLY`` — asks the sentinel again and reaches the new master, as
-in production. ``SENTINEL FAILOVER name`` does the same.
+Test helper: :meth:`FakeSentinel.failover` — what a sentinel's forced failover does, in its order (measured on
+Redis 7.0.15's and Valkey 9.1.2's sentinels, see tests/topology/test_sentinel_oracle.py):
+
+1. at once: a replica becomes the master (every stream, group and PEL stays: the dataset is one), the other
+   replicas follow it, the config epoch grows; the clients of the new master and of the other replicas are hung
+   up on (the sentinel sends each ``SLAVEOF`` + ``CLIENT KILL TYPE normal`` / ``pubsub``), and the sentinel names
+   the new master (``+switch-master``);
+2. the old master is left alone: still a master (ROLE ``master`` with no replicas, writes accepted), its clients
+   connected — a client that follows Sentinel and holds a connection there goes on using it;
+3. :meth:`conversion_delay_ms` later on the deployment's clock (10 s by default: the sentinel converts a master
+   that came back as one after 4 × ``PUBLISH-PERIOD``, checked on each ``INFO-PERIOD``; a ManualClock's
+   ``advance`` runs it, a SystemClock a timer) the old master is converted (``+convert-to-slave``): it becomes a
+   replica and its clients are hung up on, blocked ones included (they read the EOF); the next command of a
+   Sentinel client reconnects, asks the sentinel and reaches the new master (redis-py 6.1 and later, sync and
+   asyncio: a command in flight at that moment retries on the old address and fails — ``ConnectionError("The previous master is now a
+   slave")`` — as against a real deployment); ``+role-change`` follows one ``INFO-PERIOD`` later.
+   :meth:`convert_old_masters` does step 3 now.
+
+``SENTINEL FAILOVER name`` does the same. Not emulated: the writes a real old master accepted in step 2 are lost
+when it resynchronises from the new master; the fake keeps them (its nodes share one dataset).
 
 Clients: :meth:`FakeSentinel.sentinel_client` / :meth:`master_for` / :meth:`slave_for` (and their asyncio twins)
 are redis-py's own Sentinel classes on this deployment's network; inside :func:`~fake_streams.patching.patch_redis`
@@ -96,6 +110,10 @@ class FakeSentinel:
         self.started_ms = owner.clock.now_ms()
         #: address → when the sentinel saw that instance take its current role (``role-reported-time``)
         self.role_since_ms: Dict[str, int] = {node.address: self.started_ms for node in self.group.nodes}
+        #: what the sentinel does later in a failover: ``(due ms, "convert" | "role-change", node)``, by due time
+        self.scheduled: List[Tuple[int, str, ReplicaNode]] = []
+        self._timer: Optional[threading.Timer] = None
+        self._unsubscribe = owner.clock.subscribe(self._on_clock) if owner.clock.manual else None
         self.network.alias(address_of({"host": host, "port": sentinel_port}), self.server)
 
     # ---------------------------------------------------------------------------------- lookups
@@ -165,6 +183,77 @@ class FakeSentinel:
         self.crash_if_simulated(in_command=False)
         return new
 
+    def conversion_delay_ms(self) -> int:
+        """How long after a failover the sentinel converts the old master (sentinelRefreshInstanceInfo): at the
+        first INFO refresh (every ``INFO-PERIOD``) more than 4 × ``PUBLISH-PERIOD`` after it first reported its
+        master role (at once): 10 s with the defaults (SENTINEL DEBUG changes both)."""
+        info, publish = self.settings.debug["INFO-PERIOD"], self.settings.debug["PUBLISH-PERIOD"]
+        return info * (4 * publish // info + 1)
+
+    def convert_old_masters(self) -> List[ReplicaNode]:
+        """Convert now every old master still waiting for it (what the sentinel does :meth:`conversion_delay_ms`
+        after a failover): it becomes a replica, its clients are hung up on, ``+convert-to-slave`` is published.
+        Returns the nodes converted."""
+        events, converted = self._run_due(None)
+        self._publish(events)
+        return converted
+
+    def _on_clock(self) -> None:
+        if self.scheduled and self.scheduled[0][0] <= self.group.owner.clock.now_ms():
+            self._publish(self._run_due(self.group.owner.clock.now_ms())[0])
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._publish(self._run_due(self.group.owner.clock.now_ms())[0])
+
+    def _publish(self, events: List[Tuple[bytes, bytes]]) -> None:
+        if events and not self.server.closed and not self.crashed:
+            from .._fakeredis.sentinel import publish
+
+            publish(self.server, events)
+
+    def _run_due(self, now_ms: Optional[int]) -> Tuple[List[Tuple[bytes, bytes]], List[ReplicaNode]]:
+        """Run the scheduled steps due at ``now_ms`` (None: the conversions, whenever due); the events to publish
+        and the nodes converted."""
+        events: List[Tuple[bytes, bytes]] = []
+        converted: List[ReplicaNode] = []
+        with self.lock:
+            later: List[Tuple[int, str, ReplicaNode]] = []
+            for due, step, node in self.scheduled:
+                if now_ms is not None and due > now_ms or now_ms is None and step != "convert":
+                    later.append((due, step, node))
+                    continue
+                at = self.group.owner.clock.now_ms()
+                if step == "convert" and self.group.convert(node):
+                    converted.append(node)
+                    events.append(sentinel_replies.convert_event(self, node))
+                    later.append((at + self.settings.debug["INFO-PERIOD"], "role-change", node))
+                elif step == "role-change" and node.is_replica:
+                    self.role_since_ms[node.address] = at
+                    events.append(sentinel_replies.role_change_event(self, node))
+            self.scheduled = sorted(later, key=lambda item: item[0])
+            self._arm()
+        return events, converted
+
+    def _schedule(self, due_ms: int, step: str, node: ReplicaNode) -> None:
+        with self.lock:
+            self.scheduled = sorted([*self.scheduled, (due_ms, step, node)], key=lambda item: item[0])
+            self._arm()
+
+    def _arm(self) -> None:
+        """On a SystemClock, a real-time timer for the earliest scheduled step (a ManualClock runs them when it
+        moves)."""
+        if self._unsubscribe is not None or self.server.closed:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self.scheduled:
+            wait_s = max(0.0, (self.scheduled[0][0] - self.group.owner.clock.now_ms()) / 1000)
+            self._timer = threading.Timer(wait_s, self._on_timer)
+            self._timer.daemon = True
+            self._timer.start()
+
     def crash_if_simulated(self, in_command: bool) -> None:
         """After a failover that SIMULATE-FAILURE crash-after-election stopped: the sentinel has exited — its server
         is down (connections refused). ``in_command``: called from a command of the sentinel, which holds its lock;
@@ -194,6 +283,7 @@ class FakeSentinel:
 
     def switch(self, to: ReplicaNode | int | str | None = None) -> Tuple[ReplicaNode, List[Tuple[bytes, bytes]]]:
         """:meth:`failover` without publishing: the new master and the events to publish, in order."""
+        pending, _ = self._run_due(None)  # an old master still waiting: converted first (its wait is over)
         with self.lock:
             if to is None:
                 new = self.best_replica()
@@ -206,14 +296,15 @@ class FakeSentinel:
                 self.config_epoch += 1
                 self.crashed = True
                 # only what SENTINEL FAILOVER itself published went out: the rest is in the tick that crashes
-                return old, sentinel_replies.failover_events(self, old, new, [])[:2]
+                return old, pending + sentinel_replies.failover_events(self, old, new, [])[:2]
             others = [node for node in self.group.replicas if node is not new]
-            self.group.promote(new)
+            self.group.promote(new, convert_old=False)
             self.config_epoch += 1
             self.failovers += 1
             now = self.group.owner.clock.now_ms()
             self.role_since_ms[old.address] = self.role_since_ms[new.address] = now
-            return new, sentinel_replies.failover_events(self, old, new, others)
+            self._schedule(now + self.conversion_delay_ms(), "convert", old)
+            return new, pending + sentinel_replies.failover_events(self, old, new, others)
 
     # ------------------------------------------------------------------------------- clients
     def sentinel_client(self, **kwargs: Any) -> Any:
@@ -258,6 +349,13 @@ class FakeSentinel:
     # ------------------------------------------------------------------------------ lifetime
     def close(self) -> None:
         """Close the sentinel and every instance (and the network, if the sentinel made it)."""
+        with self.lock:
+            self.scheduled = []
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if self._unsubscribe is not None:
+                self._unsubscribe()
         self.server.close()
         self.group.close()
         if self._own_network:

@@ -64,15 +64,16 @@ def _common(sentinel: Any, node: Any, now_ms: int) -> Dict[bytes, Any]:
     ``info-refresh`` + the reported role."""
     since_start = max(0, now_ms - sentinel.started_ms)
     ping = since_start % PING_PERIOD_MS
-    flags = ("master" if not node.is_replica else "slave")
+    is_master = node is sentinel.group.master  # the sentinel's view; ``role-reported``: the node's own
+    flags = "master" if is_master else "slave"
     fields: Dict[bytes, Any] = {
-        b"name": sentinel.master_name.encode() if not node.is_replica else node.address.encode(),
+        b"name": sentinel.master_name.encode() if is_master else node.address.encode(),
         b"ip": node.host.encode(), b"port": _b(node.port), b"runid": node.server._info.run_id.encode(),
         b"flags": flags.encode(), b"link-pending-commands": b"0", b"link-refcount": b"1", b"last-ping-sent": b"0",
         b"last-ok-ping-reply": _b(ping), b"last-ping-reply": _b(ping),
         b"down-after-milliseconds": _b(sentinel.settings.down_after_ms),
         b"info-refresh": _b(since_start % INFO_PERIOD_MS),
-        b"role-reported": flags.encode(),
+        b"role-reported": b"slave" if node.is_replica else b"master",
         b"role-reported-time": _b(max(0, now_ms - sentinel.role_since_ms.get(node.address, sentinel.started_ms))),
     }
     return fields
@@ -95,9 +96,11 @@ def replica_fields(sentinel: Any, node: Any, now_ms: int) -> Dict[bytes, Any]:
     """One entry of SENTINEL REPLICAS ``name``."""
     master = sentinel.group.master
     fields = _common(sentinel, node, now_ms)
+    linked = node.is_replica  # an old master not converted yet replicates from nobody
     fields.update({
-        b"master-link-down-time": b"0", b"master-link-status": b"ok", b"master-host": master.host.encode(),
-        b"master-port": _b(master.port), b"slave-priority": _b(node.priority),
+        b"master-link-down-time": b"0", b"master-link-status": b"ok" if linked else b"err",
+        b"master-host": master.host.encode() if linked else b"?", b"master-port": _b(master.port if linked else 0),
+        b"slave-priority": _b(node.priority),
         b"slave-repl-offset": _b(sentinel.group.offset), b"replica-announced": b"1",
     })
     return fields
@@ -191,8 +194,9 @@ def _replica_event(node: Any, name: str, master: Any) -> str:
 def failover_events(sentinel: Any, old: Any, new: Any, others: Sequence[Any]) -> List[Tuple[bytes, bytes]]:
     """What a sentinel publishes (``sentinelEvent``, channel = event type) during a failover of ``old`` to ``new``
     (``others``: the other replicas, reconfigured to follow ``new``), in the order a forced failover publishes
-    them, up to the old master's reconfiguration, which the fake does at once (``+convert-to-slave``). Valkey
-    publishes ``-sdown`` for the master after ``+try-failover``."""
+    them, up to the sentinel's first look at the old master, which still reports the master role (``-role-change``;
+    its conversion comes later: :func:`convert_event`). Valkey publishes ``-sdown`` for the master after
+    ``+try-failover``."""
     name = sentinel.master_name
     during = _master_event(name, old)
     promoted = _replica_event(new, name, old)
@@ -210,8 +214,19 @@ def failover_events(sentinel: Any, old: Any, new: Any, others: Sequence[Any]) ->
         events += [("+slave-reconf-sent", replica), ("+slave-reconf-inprog", replica), ("+slave-reconf-done", replica)]
     events += [("+failover-end", during), ("+switch-master", f"{name} {old.host} {old.port} {new.host} {new.port}")]
     events += [("+slave", _replica_event(node, name, new)) for node in [*others, old]]
-    events.append(("+convert-to-slave", _replica_event(old, name, new)))
+    events.append(("-role-change", _replica_event(old, name, new) + " new reported role is master"))
     return [(channel.encode(), message.encode()) for channel, message in events]
+
+
+def convert_event(sentinel: Any, node: Any) -> Tuple[bytes, bytes]:
+    """``+convert-to-slave``: the sentinel sent the old master ``node`` its SLAVEOF."""
+    return b"+convert-to-slave", _replica_event(node, sentinel.master_name, sentinel.group.master).encode()
+
+
+def role_change_event(sentinel: Any, node: Any) -> Tuple[bytes, bytes]:
+    """``+role-change``: the next INFO of a converted old master ``node`` reports the replica role."""
+    message = _replica_event(node, sentinel.master_name, sentinel.group.master) + " new reported role is slave"
+    return b"+role-change", message.encode()
 
 
 def role_reply(sentinel: Any) -> List[Any]:

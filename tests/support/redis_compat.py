@@ -12,7 +12,10 @@
 * :func:`with_cluster_errors` — a connection given the parser redis-py's RedisCluster gives its own where it has
   one (before 6.0 the only parser that raises MovedError, AskError, TryAgainError, ClusterDownError …).
 * :func:`async_failover_retry` — asyncio client kwargs retrying a command after a sentinel failover dropped its
-  connection (redis-py 8's default; older lines retry nothing unless told).
+  connection, the same on every line (redis-py 8 retries by default, with backoff; older lines retry nothing
+  unless told).
+* :data:`RETRY_ASKS_SENTINEL` — whether a Sentinel-managed connection (sync or asyncio) that reconnects inside a
+  command's retry asks the sentinels again (before 6.1) or reconnects to the address it had (6.1 on).
 * :func:`aclose` — ``await aclose(client)``: ``aclose()`` where the asyncio client has it (redis-py >= 5.0.1),
   else ``close()``.
 """
@@ -90,12 +93,18 @@ def with_cluster_errors(conn: Any) -> Any:
 
 
 
+#: redis-py's send (sync and asyncio) reconnects a dropped connection with ``connect_check_health`` from 6.1 on
+#: (redis-py #3557), which a Sentinel-managed connection does not override: a command retried after its connection to a
+#: demoted master dropped reconnects to that address (now a replica: a write gets READONLY, turned into
+#: ConnectionError("The previous master is now a slave")). Before 6.1 the send called ``connect()``, which asks
+#: the sentinels. (A command sent after the drop, on a connection the pool checks out, asks them on every line.)
+RETRY_ASKS_SENTINEL = REDIS_PY < (6, 1)
+
+
 def async_failover_retry() -> Dict[str, Any]:
-    """kwargs for a ``redis.asyncio`` client that retry a command once its connection to a demoted master dropped
-    (ConnectionError), as redis-py 8 does by default; before 8.0 the asyncio client retries nothing unless told.
-    Enough on redis-py 4.6 / 5.3; on 6.4 / 7.4 the retried command still meets the demoted master (open)."""
-    if REDIS_PY >= (8, 0):
-        return {}
+    """kwargs for a ``redis.asyncio`` client that retry a command 3 times, without backoff, once its connection
+    dropped (ConnectionError): the same on every redis-py line (8.x retries by default, with a backoff; before
+    8.0 the asyncio client retries nothing unless told)."""
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
 

@@ -48,8 +48,12 @@ def test_options_place_the_deployment(fake_redis_streams):
         fake_redis_streams.serve()
 
 
-@pytest.mark.fake_redis_streams(topology="sentinel")
+@pytest.mark.fake_redis_streams(topology="sentinel", clock="manual")
 def test_asyncio_sentinel_through_the_patch(fake_redis_streams):
+    """The code under test's asyncio Sentinel client through a failover, as in production: its connection to the
+    old master serves on until the sentinel converts that one (10 s later: the clock), then the next command
+    reconnects, asks the sentinel and reaches the new master (every redis-py line: the pool checks the connection
+    out, sees the hang-up and reconnects through the sentinel)."""
     async def main():
         app = redis.asyncio.sentinel.Sentinel([("localhost", 26379)])
         master = app.master_for("mymaster", **async_failover_retry())
@@ -59,8 +63,14 @@ def test_asyncio_sentinel_through_the_patch(fake_redis_streams):
             assert await replica.xrange("s") == [(b"1-1", {b"a": b"1"})]
             with pytest.raises(redis.exceptions.ReadOnlyError):
                 await replica.xadd("s", {"a": "2"})
-            fake_redis_streams.sentinel.failover()
+            deployment = fake_redis_streams.sentinel
+            deployment.failover()
+            assert await app.discover_master("mymaster") == ("127.0.0.1", 6380)
+            assert (await master.execute_command("ROLE"))[0] == b"master"  # still the old one's
+            assert [c.port for c in master.connection_pool._available_connections] == [6379]
+            fake_redis_streams.clock.advance(deployment.conversion_delay_ms())
             assert await master.xadd("s", {"a": "2"}, id="2-1") == b"2-1"
+            assert [c.port for c in master.connection_pool._available_connections] == [6380]
             handle_client = fake_redis_streams.async_client()
             assert await handle_client.xlen("s") == 2
         finally:
@@ -84,6 +94,9 @@ def test_failure_report_shows_the_dataset_once(fake_redis_streams):
     fake_redis_streams.sentinel.failover()
     report = fake_redis_streams.report()
     assert report.count("stream 'orders'") == 1
+    assert ("redis://127.0.0.1:6379  (profile 7.4, SystemClock())\n  old master, not converted yet (a replica of "
+            "127.0.0.1:6380 to be): the master's data") in report
+    fake_redis_streams.sentinel.convert_old_masters()
     assert "redis://127.0.0.1:6379  (profile 7.4, SystemClock())\n  replica of 127.0.0.1:6380: the master's data" \
-        in report
+        in fake_redis_streams.report()
     assert "sentinel watching 'mymaster' (master 127.0.0.1:6380)" in report

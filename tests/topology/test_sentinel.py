@@ -18,7 +18,7 @@ from fake_streams import ManualClock
 from fake_streams.patching import patch_redis
 from fake_streams.topology.replica import READONLY
 from fake_streams.topology.sentinel import FakeSentinel
-from tests.support.redis_compat import aclose, async_failover_retry
+from tests.support.redis_compat import RETRY_ASKS_SENTINEL, aclose, async_failover_retry
 from tests.topology.test_cluster import err
 from tests.topology.test_cluster import raw as node_raw
 
@@ -163,10 +163,15 @@ def test_failover_keeps_streams_groups_and_pels_and_swaps_roles(sentinel):
     _seed(sentinel.master.server)
     old, new = sentinel.master, sentinel.replicas[1]
     assert sentinel.failover(new) is new
-    assert sentinel.master is new and old.is_replica
+    assert sentinel.master is new and not old.is_replica and old.unconverted  # converted 10 s later
     assert sentinel.master_address == ("127.0.0.1", 16381)
     assert raw(new.server, "XPENDING", "jobs", "workers", "-", "+", "10") == [[b"1-1", b"alice", 0, 1]]
     assert raw(new.server, "XACK", "jobs", "workers", "1-1") == 1
+    assert raw(old.server, "ROLE")[0::2] == [b"master", []]  # still a master, with no replicas
+    assert raw(new.server, "ROLE")[2] == [[b"127.0.0.1", b"16380", b"1"]]  # the other replica follows it
+    sentinel.group.owner.clock.advance(sentinel.conversion_delay_ms())
+    assert old.is_replica and not old.unconverted
+    assert raw(new.server, "ROLE")[2] == [[b"127.0.0.1", b"16379", b"1"], [b"127.0.0.1", b"16380", b"1"]]
     assert err(raw(old.server, "XADD", "jobs", "*", "n", "x")) == READONLY
     assert raw(old.server, "ROLE")[:3] == [b"slave", b"127.0.0.1", 16381]
     assert raw(sentinel.server, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster") == [b"127.0.0.1", b"16381"]
@@ -177,7 +182,9 @@ def test_failover_keeps_streams_groups_and_pels_and_swaps_roles(sentinel):
     assert sentinel.master is not new and sentinel.failovers == 2
 
 
-def test_failover_hangs_up_on_the_clients_of_old_and_new_master(sentinel):
+def test_failover_hangs_up_as_a_sentinel_does(sentinel):
+    """At the switch the new master's and the other replica's clients are hung up on (each gets SLAVEOF + CLIENT
+    KILL); the old master's only when it is converted, 10 s later on the clock (a blocked read then ends too)."""
     _seed(sentinel.master.server)
     old_client = sentinel.master.server.client()
     new_client = sentinel.replicas[0].server.client()
@@ -196,12 +203,22 @@ def test_failover_hangs_up_on_the_clients_of_old_and_new_master(sentinel):
     thread.start()
     sentinel.master.server.wait_until_blocked(1)
     sentinel.failover(1)
-    thread.join(5)  # real-time: bounded wait for the blocked reader's hang-up
-    assert isinstance(outcome[0], redis.exceptions.ConnectionError)
     # hung up: redis-py's pool sees the EOF at checkout and reconnects (a new client id), as against a server
     after = [c.client_id() for c in (old_client, new_client, other_client)]
-    assert after[0] != ids[0] and after[1] != ids[1]
-    assert after[2] == ids[2]  # a replica whose role did not change keeps its clients
+    assert after[0] == ids[0] and after[1] != ids[1] and after[2] != ids[2]
+    assert old_client.xadd("jobs", {"n": "x"}, id="5-1") == b"5-1"  # the old master still takes writes
+    assert not outcome and thread.is_alive()  # and the blocked read goes on: it is served by that write
+    thread.join(5)  # real-time: bounded wait for the reader thread
+    assert outcome == [[[b"jobs", [(b"5-1", {b"n": b"x"})]]]]
+    thread = threading.Thread(target=read)
+    thread.start()
+    sentinel.master.server.wait_until_blocked(1)
+    sentinel.group.owner.clock.advance(sentinel.conversion_delay_ms() - 1)
+    assert thread.is_alive() and old_client.client_id() == ids[0]
+    sentinel.group.owner.clock.advance(1)  # converted: SLAVEOF + CLIENT KILL TYPE normal
+    thread.join(5)  # real-time: bounded wait for the blocked reader's hang-up
+    assert isinstance(outcome[1], redis.exceptions.ConnectionError)
+    assert old_client.client_id() != ids[0]
     with pytest.raises(redis.exceptions.ReadOnlyError):  # the old master's address serves on, as a replica
         old_client.xadd("jobs", {"n": "x"})
 
@@ -251,8 +268,15 @@ def test_code_under_patch_builds_its_own_sentinel_clients():
 
 
 def test_asyncio_sentinel_clients_follow_a_failover(sentinel):
+    """As against a real deployment (test_sentinel_oracle.py's asyncio twin): until the old master is converted
+    the client's connection there still works (it is still a master); the conversion, 10 s later on the clock,
+    hangs it up; the next command reconnects at checkout, asks the sentinel and reaches the new master. A read
+    blocked on the old master at that moment retries (RETRY_ASKS_SENTINEL): redis-py < 6.1 asks the sentinel and blocks again on the new
+    master; 6.1 on reconnects to the old address, now a replica, where XREADGROUP is a write (READONLY →
+    ConnectionError "The previous master is now a slave")."""
     async def main():
         master = sentinel.async_master_for(**async_failover_retry())
+        waiter = sentinel.async_master_for(**async_failover_retry())
         replica = sentinel.async_slave_for()
         try:
             await master.xadd("jobs", {"n": "1"}, id="1-1")
@@ -261,10 +285,31 @@ def test_asyncio_sentinel_clients_follow_a_failover(sentinel):
             assert await replica.xlen("jobs") == 1
             with pytest.raises(redis.exceptions.ReadOnlyError):
                 await replica.xack("jobs", "g", "1-1")
+            blocked = asyncio.ensure_future(waiter.xreadgroup("g", "w", {"jobs": ">"}, block=0))
+            await asyncio.to_thread(sentinel.master.server.wait_until_blocked, 1)
+            old = sentinel.master
             sentinel.failover()
-            assert await master.xack("jobs", "g", "1-1") == 1
+            assert sentinel.master_address != (old.host, old.port)
+            # not converted yet: the old master still answers, as a master, on the connection the client has
+            assert (await master.execute_command("ROLE"))[0] == b"master"
+            assert [c.port for c in master.connection_pool._available_connections] == [old.port]
+            assert await master.xpending("jobs", "g") == {"pending": 1, "min": b"1-1", "max": b"1-1",
+                                                           "consumers": [{"name": b"c", "pending": 1}]}
+            assert not blocked.done()
+            sentinel.group.owner.clock.advance(sentinel.conversion_delay_ms())  # +convert-to-slave
+            if RETRY_ASKS_SENTINEL:
+                await asyncio.to_thread(sentinel.master.server.wait_until_blocked, 1)  # retried on the new master
+                assert not blocked.done()
+                assert await sentinel.async_master_for().xadd("jobs", {"n": "2"}, id="2-1") == b"2-1"
+                assert await asyncio.wait_for(blocked, 5) == [[b"jobs", [(b"2-1", {b"n": b"2"})]]]
+            else:
+                with pytest.raises(redis.exceptions.ConnectionError, match="The previous master is now a slave"):
+                    await asyncio.wait_for(blocked, 5)
+            assert await master.xack("jobs", "g", "1-1") == 1  # reconnected at checkout: the new master
+            assert [c.port for c in master.connection_pool._available_connections] == [sentinel.master.port]
         finally:
             await aclose(master)
+            await aclose(waiter)
             await aclose(replica)
 
     asyncio.run(main())
@@ -288,6 +333,10 @@ def test_failover_publishes_the_sentinel_events(sentinel):
     assert watcher.get_message(timeout=1)["type"] == "psubscribe"
     sentinel.failover(sentinel.replicas[0])
     events = _events(watcher)
+    assert events[-1] == (b"-role-change", b"slave 127.0.0.1:16379 127.0.0.1 16379 @ mymaster 127.0.0.1 16380 "
+                                           b"new reported role is master")  # the old master, not converted yet
+    sentinel.group.owner.clock.advance(sentinel.conversion_delay_ms())
+    events += _events(watcher)
     channels = [c for c, _ in events]
     assert channels[:2] == [b"+new-epoch", b"+try-failover"] and events[0][1] == b"1"
     reconf = [m for c, m in events if c.startswith(b"+slave-reconf-")]
@@ -296,9 +345,15 @@ def test_failover_publishes_the_sentinel_events(sentinel):
     assert [m for c, m in events if c == b"+slave"] == [b"slave 127.0.0.1:16381 127.0.0.1 16381 @ mymaster 127.0.0.1 16380",
                                                        b"slave 127.0.0.1:16379 127.0.0.1 16379 @ mymaster 127.0.0.1 16380"]
     assert events[-1] == (b"+convert-to-slave", b"slave 127.0.0.1:16379 127.0.0.1 16379 @ mymaster 127.0.0.1 16380")
+    sentinel.group.owner.clock.advance(10_000)  # the sentinel's next INFO of it
+    assert _events(watcher) == [(b"+role-change", b"slave 127.0.0.1:16379 127.0.0.1 16379 @ mymaster 127.0.0.1 16380 "
+                                                  b"new reported role is slave")]
     assert raw(sentinel.server, "SENTINEL", "FAILOVER", "mymaster") == b"OK"
     again = _events(watcher)
-    assert again[0] == (b"+new-epoch", b"2") and len(again) == len(events)
+    assert again[0] == (b"+new-epoch", b"2") and len(again) == len(events) - 1
+    assert raw(sentinel.server, "SENTINEL", "FAILOVER", "mymaster") == b"OK"  # before that one's conversion:
+    third = _events(watcher)  # the old master waiting for it is converted first
+    assert [c for c, _ in third[:2]] == [b"+convert-to-slave", b"+new-epoch"]
     watcher.close()
 
 
@@ -341,3 +396,13 @@ def test_failover_picks_by_priority_and_never_a_priority_0_replica(sentinel):
         sentinel.failover()
     assert sentinel.failover(first) is first  # the helper may still promote it by name
     assert raw(sentinel.server, "SENTINEL", "REPLICAS", "mymaster", protocol=3)[1][b"slave-priority"] == b"0"
+
+
+def test_client_list_on_a_node_shows_that_nodes_clients(sentinel):
+    """The nodes share one dataset, not their clients: CLIENT LIST on each lists the connections made to it."""
+    on_master = sentinel.master.server.client(client_name="on-master")
+    on_replica = sentinel.replicas[0].server.client(client_name="on-replica")
+    assert on_master.ping() and on_replica.ping()
+    assert [c["name"] for c in on_master.client_list()] == ["on-master"]
+    assert [c["name"] for c in on_replica.client_list()] == ["on-replica"]
+    assert sentinel.replicas[1].server.client().client_list()[0]["name"] == ""

@@ -12,20 +12,27 @@ dataset, so they show the master's values."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from typing import Any, Iterator, List
+import inspect
+import time
+from typing import Any, Iterator, List, Optional
 
 import pytest
 import redis
+import redis.asyncio.sentinel
 import redis.exceptions
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from redis.sentinel import Sentinel
 
-from fake_streams import FakeStreamsConnection
+from fake_streams import FakeStreamsConnection, ManualClock
 from fake_streams.patching import PoolPatch
 from fake_streams.topology.sentinel import FakeSentinel
 from tests.conformance.oracles import protocol_kwargs, require_real
+from tests.support.redis_compat import RETRY_ASKS_SENTINEL, aclose, async_failover_retry
 
-from .real_sentinel import MASTER, RealSentinel, normaliser, role_offsets
+from .real_sentinel import MASTER, WAIT_S, RealSentinel, normaliser, role_offsets
 from .test_cluster_oracle import Topologies
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]  # a real deployment takes seconds to settle
@@ -276,8 +283,8 @@ def _outcome(fn: Any) -> Any:
 
 def _until_switched(events: List[Any]) -> List[Any]:
     """The sentinel's events of one failover, from its start up to ``+switch-master`` and the ``+slave`` events that
-    follow it (what comes later — the old master's reconfiguration — the real sentinel does about ten seconds
-    later, the fake at once)."""
+    follow it (what comes later — the old master's ``-role-change`` and its conversion — is compared by
+    test_asyncio_failover_as_a_sentinel_client_sees_it, with timings)."""
     out, switched = [], False
     for channel, message in events:
         if switched and channel != b"+slave":
@@ -330,10 +337,11 @@ def _client_path(sentinels: Any, failover: Any, settle: Any, replicated: Any) ->
 
 
 @contextlib.contextmanager
-def _patched_fake(port: int, sentinel_port: int, kind: str) -> Iterator[FakeSentinel]:
-    """A fake deployment (one replica, the profile of ``kind``) that redis-py clients built inside the block
-    reach."""
-    with FakeSentinel(MASTER, 1, port=port, sentinel_port=sentinel_port, version=KINDS[kind]) as deployment:
+def _patched_fake(port: int, sentinel_port: int, kind: str, clock: Optional[ManualClock] = None) -> Iterator[FakeSentinel]:
+    """A fake deployment (one replica, the profile of ``kind``, on ``clock``) that redis-py clients built inside
+    the block reach."""
+    with FakeSentinel(MASTER, 1, port=port, sentinel_port=sentinel_port, version=KINDS[kind],
+                      clock=clock) as deployment:
         patch = PoolPatch(deployment.network.replacement, deployment.network.replacement).install()
         try:
             yield deployment
@@ -356,7 +364,8 @@ def test_failover_as_a_sentinel_client_sees_it(kind: str) -> None:
     finally:
         deployment.stop()
     with _patched_fake(16390, 36390, kind) as fake_deployment:
-        fake = _client_path(fake_deployment.sentinels, fake_deployment.failover, lambda: None, lambda: None)
+        fake = _client_path(fake_deployment.sentinels, fake_deployment.failover,
+                            fake_deployment.convert_old_masters, lambda: None)
     norm_real = normaliser(real_ids, real_ports)
     norm_fake = normaliser([fake_deployment.myid.encode()], [16390, 16391, 36390])
     real, fake = norm_real(real), norm_fake(fake)
@@ -405,3 +414,172 @@ def test_simulated_crash_after_election(kind: str) -> None:
     real = normaliser([], real_ports)(real)
     fake = normaliser([fake_id], [16392, 16393, 36392])(fake)
     assert real == fake, f"\n real: {real!r}\n fake: {fake!r}"
+
+
+# ---------------------------------------------------------------------- the old master's conversion, sync and asyncio
+async def _call(result: Any) -> Any:
+    return await result if inspect.isawaitable(result) else result
+
+
+async def _outcome_of(call: Any) -> Any:
+    """What one client call gives (sync or asyncio): its value, or the class and text of the error it raised."""
+    try:
+        return await _call(call())
+    except redis.exceptions.RedisError as exc:
+        return (type(exc).__name__, str(exc))
+
+
+async def _poll(check: Any, what: str) -> None:
+    """Until ``check()`` (a quick sync call) is true; the event loop runs meanwhile, as in an application."""
+    deadline = time.monotonic() + WAIT_S
+    while not check():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"not reached in {WAIT_S} s: {what}")
+        await asyncio.sleep(0.02)  # real-time: bounded wait for the real deployment (the fake is there at once)
+
+
+def _names(port: int) -> List[str]:
+    """The application's connections on the node at ``port`` (by client name)."""
+    control = redis.Redis(port=port, socket_timeout=5)
+    try:
+        return sorted(c["name"] for c in control.client_list() if c["name"] in ("app", "waiter"))
+    finally:
+        control.close()
+
+
+def _role(port: int) -> Any:
+    control = redis.Redis(port=port, socket_timeout=5)
+    try:
+        return role_offsets(control.execute_command("ROLE"))
+    finally:
+        control.close()
+
+
+def _blocked_clients(port: int) -> int:
+    control = redis.Redis(port=port, socket_timeout=5)
+    try:
+        return int(control.info("clients")["blocked_clients"])
+    finally:
+        control.close()
+
+
+#: the SENTINEL REPLICAS fields that say how the sentinel sees an instance's role and link
+_VIEW = (b"flags", b"role-reported", b"master-link-down-time", b"master-link-status", b"master-host", b"master-port")
+
+
+def _as_map(reply: Any) -> Any:
+    return reply if isinstance(reply, dict) else dict(zip(reply[::2], reply[1::2]))
+
+
+async def _conversion_path(mode: str, sentinel_address: Any, failover: Any, convert: Any,
+                           ports: List[int]) -> List[Any]:
+    """A Sentinel client (``mode`` "sync" or "asyncio") through a forced failover, step by step as it sees it: the
+    switch (the old master is still a master: which node answers, ROLE, a write, its connections), then the old
+    master's conversion (``convert()``: on the real deployment, waited for; on the fake, the clock moved): what a
+    read blocked there gets, where the next commands go, the old master's ROLE and connections, the sentinel's
+    events after ``+switch-master``. ``ports``: old master, new master."""
+    old_port, new_port = ports
+    if mode == "asyncio":
+        app: Any = redis.asyncio.sentinel.Sentinel([sentinel_address], socket_timeout=5)
+        kwargs = async_failover_retry()
+    else:
+        app = Sentinel([sentinel_address], socket_timeout=5)
+        kwargs = {"retry": Retry(NoBackoff(), 3), "retry_on_error": [redis.exceptions.ConnectionError]}
+    master = app.master_for(MASTER, client_name="app", **kwargs)
+    # the waiter's read stays blocked through the real deployment's 10 s wait (a reply timeout would end it first)
+    waiter = app.master_for(MASTER, client_name="waiter", **{**kwargs, "socket_timeout": WAIT_S})
+    watcher = redis.Redis(host=sentinel_address[0], port=sentinel_address[1], socket_timeout=5).pubsub()
+    watcher.psubscribe("*")
+    assert watcher.get_message(timeout=5)["type"] == "psubscribe"  # real-time: bounded wait for the confirmation
+    seen: List[Any] = []
+    step = seen.append
+
+    def pool_ports(client: Any) -> List[int]:
+        return [c.port for c in client.connection_pool._available_connections]
+
+    try:
+        step(await _outcome_of(lambda: master.xadd("orders", {"sku": "A"}, id="1-1")))
+        step(await _outcome_of(lambda: master.xgroup_create("orders", "billing", id="0")))
+        step(await _outcome_of(lambda: master.xreadgroup("billing", "worker", {"orders": ">"})))
+        if mode == "asyncio":
+            blocked = asyncio.ensure_future(waiter.xreadgroup("billing", "waiter", {"orders": ">"}, block=0))
+        else:
+            blocked = asyncio.ensure_future(asyncio.to_thread(waiter.xreadgroup, "billing", "waiter",
+                                                              {"orders": ">"}, block=0))
+        await _poll(lambda: _blocked_clients(old_port) == 1, "the waiter blocked on the master")
+        failover()
+        sentinel = redis.Redis(host=sentinel_address[0], port=sentinel_address[1], socket_timeout=5)
+        await _poll(lambda: sentinel.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER)[1]
+                    == str(new_port).encode(), "the sentinel names the new master")
+        # the sentinel's view of the old master: a replica that still reports the master role, linked to nobody
+        def old_entry() -> Any:
+            entries = [_as_map(r) for r in sentinel.execute_command("SENTINEL", "REPLICAS", MASTER)]
+            return [{k: e[k] for k in _VIEW if k in e} for e in entries if e[b"port"] == str(old_port).encode()]
+
+        # (a real sentinel lists it at +switch-master and sees its role at its first INFO, a moment later)
+        await _poll(lambda: [e.get(b"role-reported") for e in old_entry()] == [b"master"], "the old master listed")
+        step(("window", old_entry()))
+        sentinel.close()
+        # the switch: the old master is still a master, and the client's connection there serves on
+        step(("window", role_offsets(await _outcome_of(lambda: master.execute_command("ROLE"))), pool_ports(master)))
+        step(("window", await _outcome_of(lambda: master.xpending("orders", "billing"))))
+        step(("window", await _outcome_of(lambda: master.xadd("window", {"n": "1"}, id="1-1"))))
+        step(("window", _role(old_port), _names(old_port), blocked.done()))
+        convert()
+        await _poll(lambda: _role(old_port)[:1] == [b"slave"] and _role(old_port)[3] == b"connected",
+                    "the old master converted and linked")
+        step(("converted", _role(old_port)))
+        step(("converted", await _outcome_of(lambda: master.xack("orders", "billing", "1-1")), pool_ports(master)))
+        step(("converted", await _outcome_of(lambda: master.xadd("orders", {"sku": "B"}, id="2-1"))))
+        try:
+            step(("blocked read", await asyncio.wait_for(blocked, 5)))  # real-time: bounded, the entry is there
+        except redis.exceptions.RedisError as exc:
+            step(("blocked read", type(exc).__name__, str(exc)))
+        step(("converted", await _outcome_of(lambda: master.xpending("orders", "billing")), _names(old_port)))
+        events = []
+        while (message := watcher.get_message(timeout=0.5)) is not None:  # real-time: the events already sent
+            events.append((message["channel"], message["data"]))
+        channels = [channel for channel, _ in events]
+        step(("events", events[channels.index(b"+switch-master") + 1:]))
+    finally:
+        watcher.close()
+        for client in (master, waiter):
+            await (aclose(client) if mode == "asyncio" else _call(client.close()))
+    return seen
+
+
+@pytest.mark.parametrize("mode", ["sync", "asyncio"])
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_conversion_as_a_sentinel_client_sees_it(kind: str, mode: str) -> None:
+    """The old master between the switch and its conversion, and after it, as a Sentinel client sees it, on the
+    real deployment (it converts the old master about 10 s after the switch) and on the fake (the same wait on its
+    ManualClock). On redis-py 6.1 and later a blocked read (sync or asyncio) retries on the old address, now a
+    replica (ConnectionError "The previous master is now a slave"); before 6.1 it asks the sentinel and blocks
+    again on the new master (tests/support/redis_compat.py ``RETRY_ASKS_SENTINEL``): each side shows what
+    this redis-py does, and they must agree."""
+    deployment = _start_real(kind)
+    try:
+        assert deployment.sentinel is not None
+        real_ids, real_ports = deployment.ids(), deployment.ports
+        started = time.monotonic()
+
+        def real_failover() -> None:
+            deployment.wait_replicated()
+            deployment.sentinel.command("SENTINEL", "FAILOVER", MASTER)  # type: ignore[union-attr]
+
+        real = asyncio.run(_conversion_path(mode, ("127.0.0.1", deployment.sentinel.port), real_failover,
+                                            lambda: None, real_ports[:2]))
+        real_seconds = time.monotonic() - started
+    finally:
+        deployment.stop()
+    clock = ManualClock(1_700_000_000_000)
+    with _patched_fake(16394, 36394, kind, clock) as fake_deployment:
+        fake = asyncio.run(_conversion_path(
+            mode, ("127.0.0.1", 36394), fake_deployment.failover,
+            lambda: clock.advance(fake_deployment.conversion_delay_ms()), [16394, 16395]))
+    real = normaliser(real_ids, real_ports)(real)
+    fake = normaliser([fake_deployment.myid.encode()], [16394, 16395, 36394])(fake)
+    assert fake == real, f"\n real: {real!r}\n fake: {fake!r}"
+    if not RETRY_ASKS_SENTINEL:
+        assert ("blocked read", "ConnectionError", "The previous master is now a slave") in real
+    assert real_seconds > 9  # the real sentinel waited before converting the old master (the fake: its clock)

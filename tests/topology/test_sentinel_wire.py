@@ -9,9 +9,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
 from typing import Any, Iterator
 
 import pytest
+import redis
 from redis.sentinel import Sentinel
 
 from fake_streams.topology.serving import serve_sentinel
@@ -73,8 +75,17 @@ def test_serve_sentinel_subprocess_with_redis_py_and_redis_cli() -> None:
             master = app.master_for(MASTER)
             master.xadd("orders", {"sku": "A"}, id="1-1")
             assert app.slave_for(MASTER).xlen("orders") == 1
-            app.sentinels[0].execute_command("SENTINEL", "FAILOVER", MASTER)  # the fake fails over at once
+            sentinel = app.sentinels[0]
+            # the old master's conversion 0.5 s after the switch (10 s with the default periods), in real time
+            assert sentinel.execute_command("SENTINEL", "DEBUG", "INFO-PERIOD", "100", "PUBLISH-PERIOD", "100")
+            sentinel.execute_command("SENTINEL", "FAILOVER", MASTER)  # the switch: at once
             assert app.discover_master(MASTER) != ("127.0.0.1", ports[1])
+            old = redis.Redis(port=ports[1], socket_timeout=5)
+            assert old.execute_command("ROLE")[0] == b"master"  # not converted yet
+            deadline = time.monotonic() + 10
+            while old.execute_command("ROLE")[0] != b"slave" and time.monotonic() < deadline:
+                time.sleep(0.02)  # real-time: bounded wait for the serving process's conversion timer (0.5 s)
+            old.close()
             assert master.xadd("orders", {"sku": "B"}, id="2-1") == b"2-1"  # rediscovered, over TCP
             master.close()
         finally:
