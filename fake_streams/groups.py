@@ -237,9 +237,11 @@ class ConsumerGroup:
 
         Returns ``(consumer, created)``; the caller sends ``xgroup-createconsumer`` when created.
         """
-        consumer, created = self.lookup_or_create(name, now_ms)
+        consumer = self.consumers.get(name)  # (= lookup_or_create, inlined: every read and claim asks)
+        if consumer is None:
+            return self.create_consumer(name, now_ms), True
         consumer.seen_time = now_ms
-        return consumer, created
+        return consumer, False
 
     def delete_consumer(self, name: bytes) -> int:
         """``streamDelConsumer``: drop the consumer and its pending entries; returns how many it had. O(k log n)."""
