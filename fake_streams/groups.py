@@ -316,18 +316,26 @@ class ConsumerGroup:
         every key ``consumer`` has pending (then they are appended).
         """
         first = nacks[0].consumer
-        for nack in nacks:
-            if nack.consumer is not first:
-                break
-        else:  # one previous owner (the common case): no per-entry lists
-            if first is consumer:
-                return
+        if first is consumer:
             for nack in nacks:
+                if nack.consumer is not first:
+                    break
+            else:
+                return  # (all owned by the claimer already)
+        else:
+            for nack in nacks:  # the owner check and the new owner in one pass
+                if nack.consumer is not first:
+                    for done in nacks:  # a second owner: undo the prefix, the general case below does it all
+                        if done is nack:
+                            break
+                        done.consumer = first
+                    break
                 nack.consumer = consumer
-            if first.pel.pop_run(keys) is None:  # not neighbours in one chunk of the old owner's PEL
-                first.pel.pop_sorted(keys)
-            self._add_owned(consumer, keys, nacks)
-            return
+            else:  # one previous owner (the common case): no per-entry lists
+                if first.pel.pop_run(keys) is None:  # not neighbours in one chunk of the old owner's PEL
+                    first.pel.pop_sorted(keys)
+                self._add_owned(consumer, keys, nacks)
+                return
         moved_k: List[int] = []
         moved_n: List[PendingEntry] = []
         previous: List[Consumer] = []

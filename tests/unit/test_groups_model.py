@@ -126,6 +126,34 @@ def test_assign_moves_a_nack_between_consumers():
     group._check()
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_assign_batch_equals_assign_k_one_by_one(seed):
+    # assign_batch's one-owner pass sets the new owner while it checks; a second owner found midway undoes that
+    # prefix for the general case: either way the PELs end as assign_k of each entry leaves them
+    import random
+
+    rnd = random.Random(seed)
+    states = []
+    for batch in (True, False):
+        rnd.seed(seed)
+        group = ConsumerGroup(b"g", MIN_ID)
+        consumers = [group.lookup_or_create(name, 0)[0] for name in (b"a", b"b", b"c")]
+        for ms in range(1, 61):
+            group.deliver(sid(ms), rnd.choice(consumers[:2] if seed % 2 else consumers[:1]), ms)
+        for _ in range(8):
+            lo, size = rnd.randrange(1, 60), rnd.randrange(1, 12)
+            keys, nacks = group.pel.slice_k(key_of(sid(lo)), size)
+            claimer = rnd.choice(consumers)
+            if batch:
+                group.assign_batch(keys, nacks, claimer)
+            else:
+                for k, nack in zip(keys, nacks):
+                    group.assign_k(k, nack, claimer)
+            group._check()
+        states.append((owners(group), [list(c.pel.iter_keys()) for c in consumers]))
+    assert states[0] == states[1]
+
+
 def test_remove_pending():
     group = ConsumerGroup(b"g", MIN_ID)
     alice, _ = group.lookup_or_create(b"alice", 0)
