@@ -334,7 +334,11 @@ class ConsumerGroup:
             else:  # one previous owner (the common case): no per-entry lists
                 if first.pel.pop_run(keys) is None:  # not neighbours in one chunk of the old owner's PEL
                     first.pel.pop_sorted(keys)
-                self._add_owned(consumer, keys, nacks)
+                pel = consumer.pel
+                if pel._maxes and keys[0] <= pel._maxes[-1]:  # (= _add_owned: extend_k when above its keys)
+                    self._add_owned(consumer, keys, nacks)
+                else:
+                    pel.extend_k(keys, nacks)
                 return
         moved_k: List[int] = []
         moved_n: List[PendingEntry] = []
