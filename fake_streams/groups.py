@@ -28,7 +28,7 @@ PEL size; the zone's FIFO order holds exactly its keys.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, AbstractSet, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, AbstractSet, Dict, List, Optional, Tuple
 
 from sortedcontainers import SortedDict
 
@@ -149,6 +149,14 @@ class NackZone(IdMap[PendingEntry]):
         for k in removed:
             order.pop(k, None)
         return removed, values
+
+    def pop_run(self, keys: List[int]) -> Optional[List[PendingEntry]]:
+        values = super().pop_run(keys)
+        if values is not None:
+            order = self.order
+            for k in keys:
+                order.pop(k, None)
+        return values
 
     def fifo(self) -> List[Tuple[int, PendingEntry]]:
         """``(key, entry)`` in NACK order, oldest NACK first. O(z)."""
@@ -391,14 +399,23 @@ class ConsumerGroup:
         """
         if len(keys) > 1 and not ascending:
             keys = sorted(keys)
-        removed, nacks = self.pel.pop_sorted(keys)
-        if not removed:
-            return 0
-        owners: Set[Consumer] = {nack.consumer for nack in nacks}
-        if len(owners) == 1:
-            owners.pop().pel.pop_sorted(removed)
+        pel = self.pel
+        nacks = pel.pop_run(keys) if len(keys) > 1 else None  # (pop_sorted's first try, without its copy of keys)
+        if nacks is not None:
+            removed = keys
         else:
-            self._pop_owned(removed, nacks)
+            removed, nacks = pel.pop_sorted(keys)
+            if not removed:
+                return 0
+        first = nacks[0].consumer
+        for nack in nacks:
+            if nack.consumer is not first:  # several owners: one pop_sorted each
+                self._pop_owned(removed, nacks)
+                break
+        else:  # one owner (the XACK of a consumer's read)
+            owned = first.pel
+            if owned.pop_run(removed) is None:
+                owned.pop_sorted(removed)
         return len(removed)
 
     def remove_pending_k(self, k: int) -> bool:

@@ -126,6 +126,17 @@ def test_assign_moves_a_nack_between_consumers():
     group._check()
 
 
+def _random_group(rnd, two_owners, entries, fill=1.0):
+    """A group with consumers a, b, c whose PEL holds IDs 1..entries (each with probability ``fill``), delivered
+    to ``a`` or, with ``two_owners``, to ``a`` or ``b`` at random."""
+    group = ConsumerGroup(b"g", MIN_ID)
+    consumers = [group.lookup_or_create(name, 0)[0] for name in (b"a", b"b", b"c")]
+    for ms in range(1, entries + 1):
+        if rnd.random() < fill:
+            group.deliver(sid(ms), rnd.choice(consumers[:2] if two_owners else consumers[:1]), ms)
+    return group, consumers
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_assign_batch_equals_assign_k_one_by_one(seed):
     # assign_batch's one-owner pass sets the new owner while it checks; a second owner found midway undoes that
@@ -136,10 +147,7 @@ def test_assign_batch_equals_assign_k_one_by_one(seed):
     states = []
     for batch in (True, False):
         rnd.seed(seed)
-        group = ConsumerGroup(b"g", MIN_ID)
-        consumers = [group.lookup_or_create(name, 0)[0] for name in (b"a", b"b", b"c")]
-        for ms in range(1, 61):
-            group.deliver(sid(ms), rnd.choice(consumers[:2] if seed % 2 else consumers[:1]), ms)
+        group, consumers = _random_group(rnd, seed % 2, 60)
         for _ in range(8):
             lo, size = rnd.randrange(1, 60), rnd.randrange(1, 12)
             keys, nacks = group.pel.slice_k(key_of(sid(lo)), size)
@@ -152,6 +160,36 @@ def test_assign_batch_equals_assign_k_one_by_one(seed):
             group._check()
         states.append((owners(group), [list(c.pel.iter_keys()) for c in consumers]))
     assert states[0] == states[1]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_remove_pending_many_equals_remove_pending_k_one_by_one(seed):
+    # remove_pending_many tries one run in the group PEL and one in the single owner's before the general
+    # removals: the same count and PELs as removing each distinct key alone, for unsorted keys with repeats and
+    # absent ones, one or several owners, and the ascending form XACK uses after a delivery
+    import random
+
+    rnd = random.Random(seed)
+    results = []
+    for batch in (True, False):
+        rnd.seed(seed)
+        group, consumers = _random_group(rnd, seed % 2, 80, fill=0.9)
+        counts = []
+        for _ in range(6):
+            lo = rnd.randrange(1, 80)
+            if rnd.random() < 0.5:
+                keys = [key_of(sid(ms)) for ms in range(lo, min(81, lo + rnd.randrange(1, 12)))]
+                ascending = True
+            else:
+                keys = [key_of(sid(rnd.randrange(1, 90))) for _ in range(rnd.randrange(1, 12))]
+                ascending = False
+            if batch:
+                counts.append(group.remove_pending_many(keys, ascending=ascending))
+            else:
+                counts.append(sum(group.remove_pending_k(k) for k in sorted(set(keys))))
+            group._check()
+        results.append((counts, owners(group), [list(c.pel.iter_keys()) for c in consumers]))
+    assert results[0] == results[1]
 
 
 def test_remove_pending():
