@@ -1,12 +1,17 @@
 """Per-test cost of the pytest fixture, the plugin's start-up cost, and what ended tests leave alive.
 
-    python benchmarks/pertest.py [--tests 300] [--repeat 5] [--out benchmarks/results-pertest.md]
+    python benchmarks/pertest.py [--tests 300] [--repeat 5] [--separate] [--out benchmarks/results-pertest.md]
 
 * **per-test cost**: one pytest session (a subprocess) runs ``--tests`` rounds of three tests, interleaved: an
   empty test, a test on a plain fakeredis fixture (``r = fakeredis.FakeRedis(); yield r; r.close()``) and a
   test on ``fake_redis_streams.client``; the last two do ``XADD`` + ``XLEN`` on their fresh server. A
   ``conftest.py`` hook measures the CPU time of each test's whole protocol (set-up, call, tear-down:
-  ``time.process_time``); the report gives the median per kind and the overhead above the empty test.
+  ``time.process_time``); the report gives the median and the mean per kind and the overhead above the empty
+  test (the mean catches costs that land on a few tests only, e.g. cyclic garbage collections; the first test
+  of each kind is left out of both and shown apart: it pays the kind's one-time imports). A cyclic collection
+  runs inside whichever test crosses the allocation threshold, so interleaved kinds pay each other's collections
+  (the report gives the GC time that fell in each kind's tests); ``--separate`` runs each kind in a session
+  of its own instead, where each pays only its own.
   (Interleaving in one process makes the kinds share the machine's state; CPU time is what other processes
   on a shared machine inflate least.)
 * **plugin start**: a one-test suite that never asks for the fixture, with the plugin loaded and with
@@ -37,31 +42,49 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 CONFTEST = """
+import gc
+import statistics
 import time
 from collections import defaultdict
 
 import pytest
 
 TIMES = defaultdict(list)
+GC_TIMES = defaultdict(float)  # kind -> CPU seconds of the cyclic collections that ran inside its tests
+GC_CLOCK = [0.0, 0.0]  # [total so far, start of the running collection]
+
+
+def _gc_timer(phase, info):
+    if phase == "start":
+        GC_CLOCK[1] = time.process_time()
+    else:
+        GC_CLOCK[0] += time.process_time() - GC_CLOCK[1]
+
+
+gc.callbacks.append(_gc_timer)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    start = time.process_time()
+    start, gc_start = time.process_time(), GC_CLOCK[0]
     yield
     spec = getattr(item, "callspec", None)
     if spec is not None and "kind" in spec.params:
         TIMES[spec.params["kind"]].append(time.process_time() - start)
+        if spec.params["i"]:
+            GC_TIMES[spec.params["kind"]] += GC_CLOCK[0] - gc_start
 
 
 def pytest_sessionfinish(session):
     for kind, values in sorted(TIMES.items()):
-        values = sorted(values)
-        print(f"KIND {kind} {values[len(values) // 2] * 1e3:.4f} {len(values)}")
+        first, rest = values[0], values[1:]  # the first test of a kind pays its one-time imports
+        ordered = sorted(rest)
+        print(f"KIND {kind} {ordered[len(ordered) // 2] * 1e3:.4f} {len(values)} MEAN {statistics.mean(rest) * 1e3:.4f} "
+              f"FIRST {first * 1e3:.4f} GC {GC_TIMES[kind] / len(rest) * 1e3:.4f}")
 """
 
 PER_TEST = """
-import gc, resource
+import gc, os, resource
 
 import fakeredis
 import pytest
@@ -82,7 +105,10 @@ def nothing():
 FIXTURE = {{"empty": "nothing", "fakeredis": "plain_fakeredis", "fixture": "fake_redis_streams"}}
 
 
-@pytest.mark.parametrize("i,kind", [(i, kind) for i in range({n}) for kind in ("empty", "fakeredis", "fixture")])
+KINDS = [k for k in ("empty", "fakeredis", "fixture") if k in os.environ.get("PERTEST_KINDS", "empty fakeredis fixture").split()]
+
+
+@pytest.mark.parametrize("i,kind", [(i, kind) for i in range({n}) for kind in KINDS])
 def test_one(request, i, kind):
     value = request.getfixturevalue(FIXTURE[kind])
     if kind != "empty":
@@ -113,9 +139,12 @@ def write_suite(into: str, name: str, files: Dict[str, str]) -> str:
     return folder
 
 
-def run_suite(folder: str, *args: str) -> Tuple[float, str]:
-    """CPU seconds (user + system) of one pytest subprocess run in ``folder``, and its output."""
+def run_suite(folder: str, *args: str, kinds: str = "") -> Tuple[float, str]:
+    """CPU seconds (user + system) of one pytest subprocess run in ``folder``, and its output (``kinds``: the
+    per-test suite's kinds to run, default all three)."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    if kinds:
+        env["PERTEST_KINDS"] = kinds
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *args],
                           cwd=folder, env=env, capture_output=True, text=True)
@@ -141,33 +170,52 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tests", type=int, default=300, help="rounds of (empty, fakeredis, fixture) tests")
     ap.add_argument("--repeat", type=int, default=5, help="runs of the plugin-start suites and of -X importtime")
+    ap.add_argument("--separate", action="store_true",
+                    help="run each kind in a session of its own instead of interleaving them in one")
     ap.add_argument("--out", help="markdown file to write (default: print only)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         per_test = write_suite(tmp, "per_test", {"conftest.py": CONFTEST, "test_per_test.py": PER_TEST.format(n=args.tests),
                                                  "pytest.ini": "[pytest]\n"})
         plain = write_suite(tmp, "plain", {"test_plain.py": PLAIN, "pytest.ini": "[pytest]\n"})
-        _, out = run_suite(per_test)
+        if args.separate:  # one session per kind: each pays only its own cyclic collections
+            out = "".join(run_suite(per_test, kinds=kind)[1] for kind in ("empty", "fakeredis", "fixture"))
+        else:
+            _, out = run_suite(per_test)
         starts: Dict[str, List[float]] = {"loaded": [], "not loaded": []}
         for _ in range(args.repeat):
             starts["loaded"].append(run_suite(plain)[0])
             starts["not loaded"].append(run_suite(plain, "-p", "no:fake_redis_streams")[0])
-    kinds = {m.group(1): float(m.group(2)) for m in re.finditer(r"KIND (\w+) ([\d.]+) \d+", out)}
-    alive = re.search(r"ALIVE=(\d+) RSS_KB=(\d+)", out)
+    found = {m.group(1): (float(m.group(2)), float(m.group(3)), float(m.group(4)))
+             for m in re.finditer(r"KIND (\w+) ([\d.]+) \d+ MEAN ([\d.]+) FIRST ([\d.]+) GC ([\d.]+)", out)}
+    gc_ms = {m.group(1): float(m.group(2)) for m in re.finditer(r"KIND (\w+) .* GC ([\d.]+)", out)}
+    kinds = {kind: median for kind, (median, _, _) in found.items()}
+    means = {kind: mean for kind, (_, mean, _) in found.items()}
+    alive = ([None] + list(re.finditer(r"ALIVE=(\d+) RSS_KB=(\d+)", out)))[-1]  # separate: the fixture's session
     fixture_ms, fakeredis_ms = kinds["fixture"] - kinds["empty"], kinds["fakeredis"] - kinds["empty"]
+    fixture_mean, fakeredis_mean = means["fixture"] - means["empty"], means["fakeredis"] - means["empty"]
     start_ms = (min(starts["loaded"]) - min(starts["not loaded"])) * 1000
     imports = [import_ms() for _ in range(args.repeat)]
     lines = [
-        f"One pytest session of {args.tests} interleaved rounds (empty test, fakeredis fixture, fake_redis_streams), "
-        "median CPU time per test (set-up + call + tear-down); shared 2-CPU machine",
+        (f"Three pytest sessions of {args.tests} tests each (empty test; fakeredis fixture; fake_redis_streams), "
+         if args.separate else
+         f"One pytest session of {args.tests} interleaved rounds (empty test, fakeredis fixture, fake_redis_streams), ")
+        +
+        "CPU time per test (set-up + call + tear-down), median and mean of the rounds after the first (the first "
+        "test of a kind pays its one-time imports: shown apart); shared 2-CPU machine",
         "",
-        "| test | median CPU ms | above the empty test |",
-        "|---|---:|---:|",
-        f"| empty | {kinds['empty']:.3f} | — |",
-        f"| plain fakeredis fixture, XADD + XLEN | {kinds['fakeredis']:.3f} | {fakeredis_ms:.3f} ms |",
-        f"| `fake_redis_streams.client`, XADD + XLEN | {kinds['fixture']:.3f} | {fixture_ms:.3f} ms |",
+        "| test | median CPU ms | above the empty test | mean CPU ms | above the empty test | first test ms |",
+        "|---|---:|---:|---:|---:|---:|",
+        f"| empty | {kinds['empty']:.3f} | — | {means['empty']:.3f} | — | {found['empty'][2]:.1f} |",
+        f"| plain fakeredis fixture, XADD + XLEN | {kinds['fakeredis']:.3f} | {fakeredis_ms:.3f} ms | "
+        f"{means['fakeredis']:.3f} | {fakeredis_mean:.3f} ms | {found['fakeredis'][2]:.1f} |",
+        f"| `fake_redis_streams.client`, XADD + XLEN | {kinds['fixture']:.3f} | {fixture_ms:.3f} ms | "
+        f"{means['fixture']:.3f} | {fixture_mean:.3f} ms | {found['fixture'][2]:.1f} |",
         "",
-        f"* per-test overhead: fixture ÷ fakeredis fixture = {fixture_ms / fakeredis_ms:.2f}×",
+        f"* per-test overhead: fixture ÷ fakeredis fixture = {fixture_ms / fakeredis_ms:.2f}× (median), "
+        f"{fixture_mean / fakeredis_mean:.2f}× (mean)",
+        "* cyclic GC inside the tests, mean per test (a collection runs inside whichever test crosses the allocation "
+        "threshold, so interleaved kinds pay each other's): " + ", ".join(f"{k} {v:.3f} ms" for k, v in sorted(gc_ms.items())),
         f"* plugin start (a one-test suite, fastest of {args.repeat} CPU times, plugin loaded − `-p no:fake_redis_streams`): "
         f"{start_ms:.1f} ms (loaded: {', '.join(f'{x:.3f}' for x in starts['loaded'])} s; not loaded: "
         f"{', '.join(f'{x:.3f}' for x in starts['not loaded'])} s); `-X importtime` of pytest_plugin, fastest of "

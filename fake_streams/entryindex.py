@@ -13,7 +13,7 @@ after a hit on the previous entry; delete O(log n + L); range replies O(log n + 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 from .idindex import LOAD, IdIndex
 from .ids import encode_key
@@ -70,8 +70,8 @@ class EntryIndex(IdIndex[Fields]):
     def _columns(self) -> Tuple[List[Any], ...]:
         return (self._keys, self._vals, self._encs)
 
-    def append_entry(self, k: int, enc: bytes, fields: Fields) -> None:
-        """Add an entry whose key is greater than every key present. O(1) amortized."""
+    def append_entry(self, k: int, enc: bytes, fields: Fields) -> int:
+        """Add an entry whose key is greater than every key present; returns the entry count after it. O(1) amortized."""
         keys = self._keys
         if keys:
             ks = keys[-1]
@@ -81,12 +81,40 @@ class EntryIndex(IdIndex[Fields]):
                 self._encs[-1].append(enc)
                 self._maxes[-1] = k
                 self._len += 1
-                return
+                return self._len
         keys.append([k])
         self._vals.append([fields])
         self._encs.append([enc])
         self._maxes.append(k)
         self._len += 1
+        return self._len
+
+    def extend_entries(self, keys: Sequence[int], encs: Sequence[bytes], vals: Sequence[Fields]) -> int:
+        """Add entries with ascending ``keys``, all greater than every key present, with their encoded IDs and
+        fields: the last chunk filled up to ``LOAD``, then new chunks; returns the entry count after them.
+        O(len(keys)) in a few list extends."""
+        n = len(keys)
+        if not n:
+            return self._len
+        chunks = self._keys
+        at = 0
+        if chunks:
+            room = LOAD - len(chunks[-1])
+            if room > 0:
+                at = room if room < n else n
+                chunks[-1] += keys[:at]
+                self._vals[-1] += vals[:at]
+                self._encs[-1] += encs[:at]
+                self._maxes[-1] = keys[at - 1]
+        while at < n:
+            stop = at + LOAD
+            chunks.append(list(keys[at:stop]))
+            self._vals.append(list(vals[at:stop]))
+            self._encs.append(list(encs[at:stop]))
+            self._maxes.append(keys[min(stop, n) - 1])
+            at = stop
+        self._len += n
+        return self._len
 
     def entry_k(self, k: int) -> Optional[Tuple[bytes, Fields]]:
         """``(encoded id, fields)`` of entry ``k`` or ``None``. O(1) right after a hit on the previous key, else O(log n)."""

@@ -76,6 +76,11 @@ def key_of(sid: Tuple[int, int]) -> int:
     return (sid[0] << 64) | sid[1]
 
 
+def keys_of(sids: List[StreamID]) -> List[int]:
+    """The 128-bit keys of ``sids`` (a run of appends). O(len(sids)), no call per ID."""
+    return [(ms << 64) | seq for ms, seq in sids]
+
+
 def id_of(key: int) -> StreamID:
     """The ``StreamID`` of a 128-bit key. O(1)."""
     return _new(StreamID, (key >> 64, key & U64_MAX))
@@ -91,9 +96,14 @@ def next_id(last: StreamID, now_ms: int) -> Optional[StreamID]:
 
     Never goes backwards; ``None`` when ``last`` is the maximum ID.
     """
-    if now_ms > last.ms:
-        return StreamID(now_ms, 0)
-    return last.incr()
+    ms, seq = last
+    if now_ms > ms:
+        return _new(StreamID, (now_ms, 0))
+    if seq < U64_MAX:
+        return _new(StreamID, (ms, seq + 1))
+    if ms < U64_MAX:
+        return _new(StreamID, (ms + 1, 0))
+    return None
 
 
 def parse_u64(raw: bytes) -> Optional[int]:

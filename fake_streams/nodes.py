@@ -147,35 +147,61 @@ class Node:
         return self.lp_bytes + payload_len >= max_bytes
 
     def add_entry(self, sid: StreamID, fields: List[bytes]) -> Tuple[bytes, ...]:
-        """Append entry ``sid`` (``fields`` = ``[f1, v1, ...]``) after the existing ones; returns the field tuple
-        the stream stores. O(number of fields).
+        """Append entry ``sid`` (``fields`` = ``[f1, v1, ...]``, the caller's fresh list) whatever the node's limits;
+        returns the field tuple the stream stores (:meth:`add_entries`). O(number of fields)."""
+        stored: List[Tuple[bytes, ...]] = []
+        self.add_entries((sid,), (fields,), (0,), 0, LISTPACK_MAX_SIZE, 0, stored)
+        return stored[0]
 
-        ``fields`` is the caller's fresh list; with the master's field names (SAMEFIELDS) its names are
-        replaced by the master's own (equal) bytes objects, so entries of a node share them.
+    def add_entries(self, sids: Sequence[StreamID], batch: Sequence[List[bytes]], payloads: Sequence[int], start: int,
+                    max_bytes: int, max_entries: int, stored: List[Tuple[bytes, ...]]) -> int:
+        """Append the entries ``sids[i]`` / ``batch[i]`` (``[f1, v1, ...]``, the caller's fresh lists; ``payloads[i]``
+        the sum of their lengths) for ``i`` from ``start`` on while the node takes them — until :meth:`is_full`
+        would answer True for the next one (``streamAppendItem`` opens a new node there) — each one's stored field
+        tuple appended to ``stored``; returns the index of the first entry not taken (``len(sids)``: all).
+
+        With the master's field names (SAMEFIELDS) only the values are sized and the names are replaced by the
+        master's own (equal) bytes objects, so entries of a node share them. O(fields of the entries taken); the
+        node's counters are read and written once per call (a pipeline's run of XADDs is one call).
         """
-        ms, seq = sid
+        if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
+            max_bytes = LISTPACK_MAX_SIZE
+        count, base = self.count, self.base_bytes
+        deleted = self.deleted
+        deleted_size = 2 if deleted <= 127 else int_size(deleted)
+        names_now, master_fields, same_tail = self._names, self.master_fields, self._same_tail
         master_ms, master_seq = self.master
-        d = ms - master_ms
-        size = 4 if 0 <= d <= 127 else 2 + int_size(delta(ms, master_ms))  # flags (0 or 2) + ms-delta
-        d = seq - master_seq
-        size += 2 if 0 <= d <= 127 else int_size(delta(seq, master_seq))
-        names = fields[0::2]
-        if names == self._names:  # SAMEFIELDS: only the values are stored
-            size += self._same_tail
-            for value in fields[1::2]:
-                n = len(value)
-                size += n + 2 if n < 64 and (not n or value[0] not in _INT_START) else str_size(value)
-            fields[0::2] = self.master_fields
-        else:
-            numfields = len(names)
-            size += int_size(numfields)
-            for item in fields:
-                size += str_size(item)
-            size += int_size(2 * numfields + 4)
-        self.base_bytes += size
-        self.count += 1
-        self.last_id = sid
-        return tuple(fields)
+        i, n = start, len(sids)
+        while i < n:
+            if (max_entries and count + deleted >= max_entries) or (
+                    base + (2 if count <= 127 else int_size(count)) + deleted_size + payloads[i] >= max_bytes):
+                break
+            ms, seq = sids[i]
+            fields = batch[i]
+            d = ms - master_ms
+            size = 4 if 0 <= d <= 127 else 2 + int_size(delta(ms, master_ms))  # flags (0 or 2) + ms-delta
+            d = seq - master_seq
+            size += 2 if 0 <= d <= 127 else int_size(delta(seq, master_seq))
+            names = fields[0::2]
+            if names == names_now:  # SAMEFIELDS: only the values are stored
+                size += same_tail
+                for value in fields[1::2]:
+                    m = len(value)
+                    size += m + 2 if m < 64 and (not m or value[0] not in _INT_START) else str_size(value)
+                fields[0::2] = master_fields
+            else:
+                numfields = len(names)
+                size += int_size(numfields)
+                for item in fields:
+                    size += str_size(item)
+                size += int_size(2 * numfields + 4)
+            base += size
+            count += 1
+            stored.append(tuple(fields))
+            i += 1
+        if i > start:
+            self.count, self.base_bytes, self.last_id = count, base, sids[i - 1]
+        return i
 
     def mark_deleted(self, n: int = 1) -> None:
         """Turn ``n`` live entries into tombstones (flags rewritten in place; same size)."""

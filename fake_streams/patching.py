@@ -341,6 +341,19 @@ def _async_cluster_node() -> Any:
     return ClusterNode
 
 
+def _stocks() -> Tuple[Tuple[type, ...], ...]:
+    """The classes a patch replaces (sync, asyncio): the stock ones and the Sentinel-managed ones (computed once:
+    every fixture test installs a patch)."""
+    if not _STOCKS:
+        from .topology.sentinel_connection import managed_stock  # Sentinel pools: their managed connections too
+
+        _STOCKS.extend((_SYNC_STOCK + managed_stock(False), _ASYNC_STOCK + managed_stock(True)))
+    return tuple(_STOCKS)
+
+
+_STOCKS: List[Tuple[type, ...]] = []
+
+
 class PoolPatch:
     """The descriptor pair on ``redis.ConnectionPool`` / ``redis.asyncio.ConnectionPool``, and the same on
     ``redis.asyncio.cluster.ClusterNode`` (the asyncio RedisCluster makes its connections there, with no pool).
@@ -365,10 +378,7 @@ class PoolPatch:
         if self.installed:
             return self
         self._saved = [pool.__dict__.get("connection_class", _MISSING) for pool in self._POOLS]
-        from .topology.sentinel_connection import managed_stock  # Sentinel pools: their managed connections too
-
-        stocks: Tuple[Tuple[type, ...], ...] = (_SYNC_STOCK + managed_stock(False), _ASYNC_STOCK + managed_stock(True))
-        for pool, stock, repl in zip(self._POOLS, stocks, self._replacements):
+        for pool, stock, repl in zip(self._POOLS, _stocks(), self._replacements):
             pool.connection_class = _Patched(stock, self, repl)
         node_cls = _async_cluster_node()
         if node_cls is not None:

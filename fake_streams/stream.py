@@ -57,7 +57,7 @@ from sortedcontainers import SortedDict
 from .entryindex import EntryIndex, Fields
 from .errors import ReplyError
 from .idindex import IdMap
-from .ids import MIN_ID, U64_MAX, StreamID, id_of, key_of, make_id
+from .ids import MIN_ID, StreamID, id_of, key_of, keys_of, next_id
 from .nodes import LISTPACK_MAX_SIZE, Node, node_layout, rax_node_count
 from .reply import EntryReply
 
@@ -118,35 +118,33 @@ class Stream:
         when the caller read it already (several appends in a row).
 
         The entry goes to the last node unless that node is full (``stream-node-max-bytes`` /
-        ``-entries``), else a new node starts with ``sid`` as its master. O(fields) (+ O(log #nodes)
-        when a node is opened, or after XSETID moved ``last_id`` below the last node's master).
+        ``-entries``: :meth:`Node.add_entries` takes nothing), else a new node starts with ``sid`` as its
+        master. O(fields) (+ O(log #nodes) when a node is opened, or after XSETID moved ``last_id`` below the
+        last node's master).
         """
         node = self._tail
+        stored: List[Fields] = []
         if node is not None:
             if node.master > sid:  # only after XSETID moved last_id below a tombstone-only tail node
                 node = self._nodes.floor_value(key)
             if node is not None and node.master != sid:
-                if payload < 0:
-                    payload = sum(map(len, fields))
                 max_bytes, max_entries = limits or self.node_limits()
-                if node.is_full(payload, max_bytes, max_entries):
-                    node = None
-        if node is None:
-            node = Node(sid, fields)
-            self._nodes.set_k(key, node)
-            tail = self._tail
-            if tail is None or tail.master < sid:
-                self._tail = node
-            self._rax_nodes = None
-            stored = tuple(fields)
-        else:
-            stored = node.add_entry(sid, fields)
-        entries = self._entries
-        entries.append_entry(key, enc, stored)
-        if len(entries) == 1:
+                node.add_entries((sid,), (fields,), (sum(map(len, fields)) if payload < 0 else payload,), 0,
+                                 max_bytes, max_entries, stored)
+        if self._entries.append_entry(key, enc, stored[0] if stored else self._open_node(sid, key, fields)) == 1:
             self.first_id = sid
         self.last_id = sid
         self.entries_added += 1
+
+    def _open_node(self, sid: StreamID, key: int, fields: List[bytes]) -> Fields:
+        """A new node with entry ``sid`` as its master; returns the stored field tuple. O(log #nodes + fields)."""
+        node = Node(sid, fields)
+        self._nodes.set_k(key, node)
+        tail = self._tail
+        if tail is None or tail.master < sid:
+            self._tail = node
+        self._rax_nodes = None
+        return tuple(fields)
 
     def add_next(self, fields: List[bytes], now: int, limits: Optional[Tuple[int, int]] = None) -> bytes:
         """``XADD key * f v …``'s append (``streamAppendItem`` with a new ID): the ID after ``last_id`` at
@@ -154,24 +152,76 @@ class Stream:
         the ID's wire form. Raises ReplyError with nothing changed (ID space exhausted, entry too large).
         O(fields) (+ O(log #nodes) when a node is opened).
         """
-        ms, seq = self.last_id
-        if now > ms:
-            if ms == U64_MAX and seq == U64_MAX:
-                raise ReplyError("XADD_ID_EXHAUSTED")
-            ms, seq = now, 0
-        elif seq < U64_MAX:
-            seq += 1
-        elif ms < U64_MAX:
-            ms, seq = ms + 1, 0
-        else:
+        sid = next_id(self.last_id, now)
+        if sid is None:
             raise ReplyError("XADD_ID_EXHAUSTED")
         payload = sum(map(len, fields))
         if payload > LISTPACK_MAX_SIZE:
             raise ReplyError("ELEMENTS_TOO_LARGE")
-        sid = make_id(ms, seq)
-        enc = sid.encode()
+        enc = b"%d-%d" % sid
         self.add(sid, key_of(sid), enc, fields, payload, limits)
         return enc
+
+    def add_next_run(self, batch: Sequence[List[bytes]], nows: Sequence[int],
+                     limits: Optional[Tuple[int, int]] = None) -> Tuple[List[bytes], Optional[ReplyError]]:
+        """A run of ``XADD key * f v …`` appends in a row (a pipeline's): entry ``batch[i]`` (a fresh list, kept) gets
+        the ID after the previous one at ``nows[i]`` (``streamNextID``). Returns ``(ids, failure)``: the wire forms of
+        the IDs of the entries added, in order, and None — or, at the first entry refused (ID space exhausted,
+        entry too large), the entries before it added and its ReplyError (nothing of it or after it changed).
+        O(fields) per entry (+ O(log #nodes) per node opened); one ID loop, one node call per node filled, one
+        extend of the entry index (:meth:`_add_all`); one entry alone is :meth:`add_next`'s (less set-up).
+        """
+        if len(batch) == 1:
+            try:
+                return [self.add_next(batch[0], nows[0], limits)], None
+            except ReplyError as exc:
+                return [], exc
+        sid: Optional[StreamID] = self.last_id
+        sids: List[StreamID] = []
+        payloads: List[int] = []
+        failure: Optional[ReplyError] = None
+        for fields, now in zip(batch, nows):
+            sid = next_id(sid, now)  # type: ignore[arg-type]  # (not None: the loop ends there)
+            if sid is None:
+                failure = ReplyError("XADD_ID_EXHAUSTED")
+                break
+            payload = sum(map(len, fields))
+            if payload > LISTPACK_MAX_SIZE:
+                failure = ReplyError("ELEMENTS_TOO_LARGE")
+                break
+            sids.append(sid)
+            payloads.append(payload)
+        encs = [b"%d-%d" % sid for sid in sids]
+        if sids:
+            self._add_all(sids, keys_of(sids), encs, batch, payloads, limits)
+        return encs, failure
+
+    def _add_all(self, sids: Sequence[StreamID], keys: Sequence[int], encs: Sequence[bytes],
+                 batch: Sequence[List[bytes]], payloads: Sequence[int], limits: Optional[Tuple[int, int]]) -> None:
+        """Append entries with ascending IDs ``sids`` (all above ``last_id``; ``keys``/``encs`` their 128-bit keys and
+        wire forms, ``payloads`` the sums of their field lengths). Each goes to the last node unless that node is
+        full (``stream-node-max-bytes`` / ``-entries``: :meth:`Node.add_entries` stops there), else a new node starts
+        with its ID as the master. O(fields) (+ O(log #nodes) per node opened, or after XSETID moved ``last_id``
+        below the last node's master)."""
+        max_bytes, max_entries = limits or self.node_limits()
+        stored: List[Fields] = []
+        i, n = 0, len(sids)
+        while i < n:
+            sid = sids[i]
+            node = self._tail
+            if node is not None and node.master > sid:  # only after XSETID moved last_id below a tombstone-only tail
+                node = self._nodes.floor_value(keys[i])
+            if node is not None and node.master != sid:
+                taken = node.add_entries(sids, batch, payloads, i, max_bytes, max_entries, stored)
+                if taken > i:
+                    i = taken
+                    continue
+            stored.append(self._open_node(sid, keys[i], batch[i]))
+            i += 1
+        if self._entries.extend_entries(keys, encs, stored) == n:
+            self.first_id = sids[0]
+        self.last_id = sids[-1]
+        self.entries_added += n
 
     # ---------------------------------------------------------------- reading
     def get(self, sid: StreamID) -> Optional[List[bytes]]:

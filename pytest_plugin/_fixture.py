@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import threading
 from typing import Any, Dict, List, Optional, Tuple
 
 import redis
@@ -113,9 +114,8 @@ class FakeRedisStreams:
             kwargs = self._client_kwargs({})
             kwargs.update(_url_options(self.url))
             kwargs["connection_class"] = FakeStreamsConnection
-            client = redis.Redis(connection_pool=redis.ConnectionPool(server=self.server, **kwargs))
-            client.auto_close_connection_pool = True
-            self._client = client
+            _without_maint_notifications(kwargs)
+            self._client = _pool_client(redis.ConnectionPool(server=self.server, **kwargs))
         return self._client
 
     def async_client(self, **kwargs: Any) -> redis.asyncio.Redis:
@@ -299,6 +299,103 @@ def _url_options(url: str) -> Dict[str, Any]:
         if len(_URL_OPTIONS) < 1024:  # a suite's URLs: a handful
             _URL_OPTIONS[url] = options
     return dict(options)
+
+
+#: the attributes ``redis.Redis(connection_pool=pool)`` sets (redis-py 5.1 to 8.x): what :func:`_pool_client` copies
+_CLIENT_FIELDS = frozenset({"_event_dispatcher", "auto_close_connection_pool", "connection_pool", "single_connection_lock",
+                            "connection", "_single_connection_client", "response_callbacks"})
+#: (protocol, legacy_responses) -> the response-callback table a client of such a pool starts with (a private
+#: snapshot: plain strings and functions), or None where this redis-py builds its clients some other way
+_CALLBACKS: Dict[Tuple[Any, Any], Any] = {}
+
+
+def _pool_client(pool: Any) -> Any:
+    """``redis.Redis(connection_pool=pool)`` that closes its pool (as ``from_url`` makes it), without re-building its
+    169-entry case-insensitive response-callback table (one Python ``__setitem__`` per entry: 60–100 µs, the largest
+    single cost of a fixture test; a plain fakeredis fixture pays it too).
+
+    The first client of each (protocol, legacy_responses) is built by ``redis.Redis`` itself; if it has exactly the
+    attributes of redis-py 5.1–8.x (:data:`_CLIENT_FIELDS`), later clients get the same ones, made the way its
+    ``__init__`` makes them — a new event dispatcher told about the pool, a new lock, no single connection —
+    and a copy of that first table; with any other redis-py, every client is built by ``redis.Redis``. O(table)
+    in C (a dict copy)."""
+    kwargs = pool.connection_kwargs
+    key = (kwargs.get("protocol"), kwargs.get("legacy_responses", True))
+    callbacks: Any = _CALLBACKS.get(key, _MISSING)
+    if callbacks is None or callbacks is _MISSING:
+        client = redis.Redis(connection_pool=pool)
+        client.auto_close_connection_pool = True
+        if callbacks is _MISSING:
+            _CALLBACKS[key] = _callbacks_of(client)
+        return client
+    from redis.event import AfterPooledConnectionsInstantiationEvent, ClientType, EventDispatcher
+
+    client = redis.Redis.__new__(redis.Redis)
+    dispatcher = client._event_dispatcher = EventDispatcher()
+    client.auto_close_connection_pool = True
+    dispatcher.dispatch(AfterPooledConnectionsInstantiationEvent([pool], ClientType.SYNC, None))
+    client.connection_pool = pool
+    client.single_connection_lock = threading.RLock()
+    client.connection = None
+    client._single_connection_client = False
+    client.response_callbacks = _copy_table(callbacks)
+    return client
+
+
+def _callbacks_of(client: Any) -> Any:
+    """A snapshot of a fresh client's response-callback table if the client is what :func:`_pool_client` can copy,
+    else None."""
+    table = client.response_callbacks
+    lock = client.single_connection_lock
+    if (set(vars(client)) != _CLIENT_FIELDS or type(client) is not redis.Redis or client.connection is not None
+            or client._single_connection_client or type(lock) is not type(threading.RLock())
+            or not isinstance(table, dict) or getattr(table, "__dict__", None)):
+        return None
+    try:
+        from redis.event import AfterPooledConnectionsInstantiationEvent, ClientType, EventDispatcher  # noqa: F401
+    except ImportError:  # pragma: no cover - redis-py < 5.1 (no event dispatcher: the fields differ anyway)
+        return None
+    return _copy_table(table)
+
+
+def _copy_table(table: Any) -> Any:
+    """A copy of a response-callback table of the same (case-insensitive dict) class: its keys are upper-case
+    already, so a C-level dict copy, not one ``__setitem__`` per entry."""
+    kind: Any = type(table)
+    copy = kind.__new__(kind)
+    dict.update(copy, table)
+    return copy
+
+
+_MISSING = object()
+
+
+def _without_maint_notifications(kwargs: Dict[str, Any]) -> None:
+    """Turn off redis-py's (>= 7.0) maintenance notifications on ``.client``'s pool: a fake server never moves or
+    sends them, and our connection classes already leave them out of the handshake. The pool's handler would
+    only cost set-up time (~25 µs a test) and make pool <-> handler and connection <-> handler reference
+    cycles that keep the test's server alive until the cyclic garbage collector runs (issue 13)."""
+    config = _MAINT_CONFIG[0] if _MAINT_CONFIG else _maint_config_class()
+    if config is not None and "maint_notifications_config" not in kwargs:
+        kwargs["maint_notifications_config"] = config(enabled=False)
+
+
+def _maint_config_class() -> Any:
+    """redis-py's ``MaintNotificationsConfig`` when its ``ConnectionPool`` takes one (None before redis-py 7.0),
+    looked up once."""
+    import inspect
+
+    try:
+        from redis.maint_notifications import MaintNotificationsConfig
+    except ImportError:  # pragma: no cover - redis-py < 7.0: no maintenance notifications
+        MaintNotificationsConfig = None  # type: ignore[assignment, misc]
+    if "maint_notifications_config" not in inspect.signature(redis.ConnectionPool.__init__).parameters:
+        MaintNotificationsConfig = None  # type: ignore[assignment, misc]  # pragma: no cover
+    _MAINT_CONFIG.append(MaintNotificationsConfig)
+    return MaintNotificationsConfig
+
+
+_MAINT_CONFIG: List[Any] = []
 
 
 def _new_server(version: str, clock: Clock, address: str) -> FakeStreamsServer:

@@ -5,7 +5,8 @@ The TCP server parses requests itself (:mod:`fake_streams.tcp.protocol`) and han
 
 * a plain ``XADD key * field value …`` (the hottest command) on an existing stream without TTL takes the
   shortest path (:meth:`TcpClient._plain_xadds`: the direct path's conditions, then the engine's append and
-  the command's side effects, with the plain XADDs on the same key right behind it in the input taken along;
+  the command's side effects, with the plain XADDs on the same key right behind it in the input taken along —
+  read in one scan by ``RequestParser.take_run`` and appended in one ``Stream.add_next_run``;
   tests/tcp/test_hot_xadd.py compares it with the general path);
 * a **stream command** (and PING, redis-benchmark's probe) takes the direct path when nothing could tell it
   from the dispatch path (the
@@ -29,6 +30,7 @@ from __future__ import annotations
 import functools
 import time
 from time import perf_counter
+from time import time as _wall
 from typing import Any, Callable, Dict, Optional, Tuple
 from weakref import WeakKeyDictionary
 
@@ -199,6 +201,8 @@ _CONTAINER = _Marker("_CONTAINER")
 #: PING outside MULTI/pubsub/CLIENT REPLY (the direct path's conditions): ``+PONG`` or its argument, no dispatch
 _PING = _Marker("_PING")
 _NAME_CACHE_MAX = 4096
+#: argument counts of a plain XADD the request parser's run scan takes (``XADD key * f v`` with 1 to 3 pairs)
+_PLAIN_XADD_COUNTS = frozenset((5, 7, 9))
 
 
 class TcpClient:
@@ -251,7 +255,9 @@ class TcpClient:
         (OBJECT IDLETIME / FREQ, one touch per command), INFO commandstats (the run's time shared). An XADD
         the engine refuses (ID space exhausted, entry too large: nothing changed) ends the run and is run
         again by the general path, which answers its error. CLIENT LIST's ``cmd`` and Valkey's ``tot-cmds``
-        follow every command of the run. O(fields) per command.
+        follow every command of the run. O(fields) per command: the followers (the same name, key and ``*``, byte
+        for byte) are read in one scan (``RequestParser.take_run``) and appended in one engine call
+        (``Stream.add_next_run``), their replies queued in one buffer.
         """
         if not self._usable():
             return False
@@ -259,9 +265,9 @@ class TcpClient:
         if not session.enter():
             return False
         server, sock, key = self.server, self.sock, argv[1]
+        batch = [argv[3:]]
+        starts: list = []
         ids: list = []
-        typed = argv
-        mark = None
         try:
             lock = self._lock
             lock.acquire()
@@ -275,43 +281,44 @@ class TcpClient:
                 now = time.time()  # = fakeredis's per-command db.time
                 for db in self._fake.dbs.values():
                     db.time = now
+                if parser is not None and parser.has_input:  # the same XADD's beginning, byte for byte: one scan
+                    name = argv[0]
+                    tails, starts = parser.take_run(b"$%d\r\n%s\r\n$%d\r\n%s\r\n$1\r\n*\r\n" % (
+                        len(name), name, len(key), key), 3, _PLAIN_XADD_COUNTS)
+                    batch += tails
                 clock = server.clock
-                wall = type(clock) is SystemClock  # its now_ms, from the time read just made
-                limits = stream.node_limits()  # CONFIG SET cannot run before the lock is released
+                if type(clock) is SystemClock:  # its now_ms, from a time read per command (the first's just made)
+                    nows = [int(now * 1000)]
+                    if starts:
+                        nows += [int(_wall() * 1000) for _ in starts]
+                else:
+                    nows = [clock.now_ms() for _ in batch]
                 started = perf_counter()
-                names = self._names
-                now_ms = 0
                 try:
-                    while True:
-                        now_ms = int(now * 1000) if wall else clock.now_ms()
-                        ids.append(stream.add_next(typed[3:], now_ms, limits))
-                        if parser is None or not parser.has_input:
-                            break
-                        taken = _next_request(parser, lambda following: (
-                            len(following) > 4 and len(following) & 1 and following[2] == b"*"
-                            and following[1] == key and names.get(following[0]) is spec))
-                        if taken is None:
-                            break
-                        mark, typed = taken
-                        now = time.time()
-                except ReplyError:  # refused, nothing changed: the general path answers it
+                    ids, failure = stream.add_next_run(batch, nows, stream.node_limits())
+                except Exception as exc:  # an engine bug: answered as server.execute answers it; the rest rerun
+                    failure = None
+                    if starts:
+                        parser.rewind(starts[0])
+                        del batch[1:]
+                    ids = [ErrorReply(fastpath.xadd_failed(server, error(server._internal_error(
+                        spec, list(argv[1:]), exc), server.profile)).value)]
+                if failure is not None:  # refused, nothing of it changed: the general path answers it
                     if not ids:
+                        if starts:
+                            parser.rewind(starts[0])
                         return False
-                    parser.rewind(mark)
-                except Exception as exc:  # an engine bug: answered as server.execute answers it
-                    failure = fastpath.xadd_failed(server, error(server._internal_error(spec, list(typed[1:]), exc),
-                                                                 server.profile))
-                    ids.append(ErrorReply(failure.value))
-                # an entry was added unless the first reply is an error (an internal error can only be the last)
-                fastpath.xadd_run_done(server, keyspace, key, len(ids), bool(ids) and type(ids[0]) is bytes, started,
-                                       now_ms)
+                    parser.rewind(starts[len(ids) - 1])
+                done = len(ids)
+                # an entry was added unless the reply is an error (an internal error is the only reply then)
+                fastpath.xadd_run_done(server, keyspace, key, done, type(ids[0]) is bytes, started, nows[done - 1])
             finally:
                 lock.release()
         finally:
             session.leave()
         wire = sock._sf_wire
-        wire.command = typed if ids else argv
-        wire.commands += len(ids) - 1  # the connection counts the request it handed over
+        wire.command = argv if done == 1 else [argv[0], key, b"*", *batch[done - 1]]
+        wire.commands += done - 1  # the connection counts the request it handed over
         wire.put_all(ids, wire.protocol)
         return True
 

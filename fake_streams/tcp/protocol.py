@@ -24,12 +24,14 @@ Cost: linear in the bytes received. A partial request keeps its parsed arguments
 a bulk still missing bytes collects the chunks that arrive in a list and joins them once it is
 complete (no copy of the buffer per chunk), so a 64 MiB argument costs two copies of it. A complete request
 of the common shape (``*N`` with N ≤ 9, bulks up to 99 bytes, lengths spelled canonically) is read with one
-slice and one dict look-up per header line; every other request by the general rules above.
+slice and one dict look-up per header line; every other request by the general rules above. A pipeline of one
+command (:meth:`RequestParser.take_run`: the requests repeating a given beginning byte for byte, as the TCP path
+of plain XADDs asks) is read in one scan: per request one ``startswith`` and one slice per remaining argument.
 """
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional
+from typing import Callable, FrozenSet, List, Optional, Tuple
 
 __all__ = ["INLINE_MAX_SIZE", "Limits", "ProtocolError", "RequestParser"]
 
@@ -152,6 +154,30 @@ def _line_end(buf: bytes, char: bytes, pos: int) -> int:
     return end
 
 
+def _short_bulks(buf: bytes, at: int, count: int, out: List[bytes]) -> int:
+    """Read ``count`` bulks of the common shape (``$L\\r\\n`` with L in 0..99 spelled canonically, all bytes present)
+    from ``buf[at:]`` into ``out``; the position after them, or -1 (another shape, or incomplete: ``out`` then holds
+    the bulks read before). One slice and one dict look-up per bulk; the two bytes after a bulk are skipped unseen,
+    as the server skips them."""
+    size = len(buf)
+    append = out.append
+    for _ in range(count):
+        length = _BULK_LINES.get(buf[at:at + 4])
+        if length is None:
+            length = _BULK_LINES.get(buf[at:at + 5])
+            if length is None:
+                return -1
+            at += 5
+        else:
+            at += 4
+        end = at + length
+        if end + 2 > size:
+            return -1
+        append(buf[at:end])
+        at = end + 2
+    return at
+
+
 class RequestParser:
     """One connection's request parser. :meth:`feed` the received bytes, then call :meth:`next` until it
     answers None (no complete request yet); ``[]`` is an empty request, to be skipped. ``auth_required()``
@@ -179,6 +205,37 @@ class RequestParser:
     def rewind(self, mark: int) -> None:
         """Un-read the complete request :meth:`next` returned since :meth:`mark` gave ``mark``."""
         self._pos = mark
+
+    def take_run(self, head: bytes, skip: int, counts: FrozenSet[int]) -> Tuple[List[List[bytes]], List[int]]:
+        """The requests coming next that repeat a known beginning, read in one scan (a pipeline of one command):
+        ``(tails, starts)`` — per request its arguments after the first ``skip`` (a fresh list) and the position it
+        starts at (for :meth:`rewind`), in order. A request is taken while it is whole and of the common shape
+        (``*N`` with N in ``counts``, all ≤ 9, and bulks of at most 99 bytes spelled canonically, as :meth:`next`'s
+        fast path reads them) and its bytes after the count line are ``head`` exactly (its first ``skip`` bulks,
+        e.g. ``$4\\r\\nXADD\\r\\n$1\\r\\ns\\r\\n$1\\r\\n*\\r\\n``); the first other one (or a partial one, or any
+        state but between requests) ends the run, nothing of it consumed. O(bytes taken): per request one
+        ``startswith`` and one slice and dict look-up per bulk after ``head``."""
+        tails: List[List[bytes]] = []
+        starts: List[int] = []
+        if self._argv is not None or self._need or self._error is not None or self.limits.max_bulk_len < max(
+                99, len(head)):
+            return tails, starts
+        buf, at = self._buf, self._pos
+        size, shift = len(buf), 4 + len(head)
+        get = _COUNT_LINES.get
+        while at < size:
+            count = get(buf[at:at + 4])
+            if count not in counts or not buf.startswith(head, at + 4):
+                break
+            tail: List[bytes] = []
+            end = _short_bulks(buf, at + shift, count - skip, tail)
+            if end < 0:
+                break
+            tails.append(tail)
+            starts.append(at)
+            at = end
+        self._pos = at
+        return tails, starts
 
     @property
     def has_input(self) -> bool:
@@ -223,27 +280,11 @@ class RequestParser:
             # >= 1 MB); anything else (or a request not all here) is read below, from the same position
             count = _COUNT_LINES.get(buf[pos:pos + 4])
             if count is not None:
-                size = len(buf)
-                at = pos + 4
-                argv = []
-                for _ in range(count):
-                    length = _BULK_LINES.get(buf[at:at + 4])
-                    if length is None:
-                        length = _BULK_LINES.get(buf[at:at + 5])
-                        if length is None:
-                            break
-                        at += 5
-                    else:
-                        at += 4
-                    end = at + length
-                    if end + 2 > size:
-                        break
-                    argv.append(buf[at:end])
-                    at = end + 2
-                else:
-                    if self.limits.max_bulk_len >= 99:
-                        self._pos = at
-                        return argv
+                argv: List[bytes] = []
+                at = _short_bulks(buf, pos + 4, count, argv)
+                if at >= 0 and self.limits.max_bulk_len >= 99:
+                    self._pos = at
+                    return argv
             elif pos >= len(buf):
                 return None
         elif self._need:

@@ -38,7 +38,7 @@ def _commandstats(info: bytes, name: str) -> bytes:
 
 
 def _client_fields(line: bytes) -> List[bytes]:
-    return [field for field in line.split() if field.startswith((b"cmd=", b"tot-cmds=", b"flags="))]
+    return [field for field in line.split() if field.startswith((b"cmd=", b"tot-cmds=", b"flags=", b"argv-mem="))]
 
 
 def _transcript(server: FakeStreamsServer, raw: Callable[[int], RawClient]) -> List[Any]:
@@ -51,6 +51,10 @@ def _transcript(server: FakeStreamsServer, raw: Callable[[int], RawClient]) -> L
                          ["XADD", "s", "*", "g", "w", "h", "x"], ["XADD", "s", "MAXLEN", "~", "5", "*", "f", "v"],
                          ["xadd", "s", "*", "f", "v"], ["XADD", "s", "*", "f"], ["PING"])
         out.append(_client_fields(c.call("CLIENT", "INFO")))
+        # another client's CLIENT LIST shows the run's last command (argv-mem: its arguments' bytes)
+        c_id = c.call("CLIENT", "ID")[1:-2]
+        out += _pipeline(c, ["XADD", "s", "*", "f", "1"], ["XADD", "s", "*", "f", "22"], ["XADD", "s", "*", "f", "333"])
+        out.append(_client_fields(watcher.call("CLIENT", "LIST", "ID", c_id)))
         out.append(c.call("CONFIG", "SET", "stream-node-max-entries", "3"))
         out += _pipeline(c, *[["XADD", "s", "*", "f", i] for i in range(10)])
         out.append(c.call("DUMP", "s"))
