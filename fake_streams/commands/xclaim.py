@@ -235,11 +235,11 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
         raise ReplyError("XAUTOCLAIM_COUNT_MEMORY")
 
     now = ctx.now_ms
-    profile = ctx.profile
+    features = ctx.profile.features  # (set tests, as XREADGROUP's: no Profile.has call each)
     consumer: Optional[Consumer] = None
-    if profile.has("eager_consumer_creation"):
+    if "eager_consumer_creation" in features:
         consumer = seen_consumer(ctx, key, group, consumer_name, now)
-    track_active = profile.has("consumer_active_time")
+    track_active = "consumer_active_time" in features
 
     attempts = count * ATTEMPTS_FACTOR
     claimed: List[Reply] = []
