@@ -28,7 +28,7 @@ PEL size; the zone's FIFO order holds exactly its keys.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, AbstractSet, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, AbstractSet, Dict, List, Optional, Tuple
 
 from sortedcontainers import SortedDict
 
@@ -150,6 +150,14 @@ class NackZone(IdMap[PendingEntry]):
             order.pop(k, None)
         return removed, values
 
+    def pop_run(self, keys: List[int]) -> Optional[List[PendingEntry]]:
+        values = super().pop_run(keys)
+        if values is not None:
+            order = self.order
+            for k in keys:
+                order.pop(k, None)
+        return values
+
     def fifo(self) -> List[Tuple[int, PendingEntry]]:
         """``(key, entry)`` in NACK order, oldest NACK first. O(z)."""
         return list(self.order.items())
@@ -237,9 +245,11 @@ class ConsumerGroup:
 
         Returns ``(consumer, created)``; the caller sends ``xgroup-createconsumer`` when created.
         """
-        consumer, created = self.lookup_or_create(name, now_ms)
+        consumer = self.consumers.get(name)  # (= lookup_or_create, inlined: every read and claim asks)
+        if consumer is None:
+            return self.create_consumer(name, now_ms), True
         consumer.seen_time = now_ms
-        return consumer, created
+        return consumer, False
 
     def delete_consumer(self, name: bytes) -> int:
         """``streamDelConsumer``: drop the consumer and its pending entries; returns how many it had. O(k log n)."""
@@ -314,18 +324,30 @@ class ConsumerGroup:
         every key ``consumer`` has pending (then they are appended).
         """
         first = nacks[0].consumer
-        for nack in nacks:
-            if nack.consumer is not first:
-                break
-        else:  # one previous owner (the common case): no per-entry lists
-            if first is consumer:
-                return
+        if first is consumer:
             for nack in nacks:
+                if nack.consumer is not first:
+                    break
+            else:
+                return  # (all owned by the claimer already)
+        else:
+            for nack in nacks:  # the owner check and the new owner in one pass
+                if nack.consumer is not first:
+                    for done in nacks:  # a second owner: undo the prefix, the general case below does it all
+                        if done is nack:
+                            break
+                        done.consumer = first
+                    break
                 nack.consumer = consumer
-            if first.pel.pop_run(keys) is None:  # not neighbours in one chunk of the old owner's PEL
-                first.pel.pop_sorted(keys)
-            self._add_owned(consumer, keys, nacks)
-            return
+            else:  # one previous owner (the common case): no per-entry lists
+                if first.pel.pop_run(keys) is None:  # not neighbours in one chunk of the old owner's PEL
+                    first.pel.pop_sorted(keys)
+                pel = consumer.pel
+                if pel._maxes and keys[0] <= pel._maxes[-1]:  # (= _add_owned: extend_k when above its keys)
+                    self._add_owned(consumer, keys, nacks)
+                else:
+                    pel.extend_k(keys, nacks)
+                return
         moved_k: List[int] = []
         moved_n: List[PendingEntry] = []
         previous: List[Consumer] = []
@@ -377,14 +399,23 @@ class ConsumerGroup:
         """
         if len(keys) > 1 and not ascending:
             keys = sorted(keys)
-        removed, nacks = self.pel.pop_sorted(keys)
-        if not removed:
-            return 0
-        owners: Set[Consumer] = {nack.consumer for nack in nacks}
-        if len(owners) == 1:
-            owners.pop().pel.pop_sorted(removed)
+        pel = self.pel
+        nacks = pel.pop_run(keys) if len(keys) > 1 else None  # (pop_sorted's first try, without its copy of keys)
+        if nacks is not None:
+            removed = keys
         else:
-            self._pop_owned(removed, nacks)
+            removed, nacks = pel.pop_sorted(keys)
+            if not removed:
+                return 0
+        first = nacks[0].consumer
+        for nack in nacks:
+            if nack.consumer is not first:  # several owners: one pop_sorted each
+                self._pop_owned(removed, nacks)
+                break
+        else:  # one owner (the XACK of a consumer's read)
+            owned = first.pel
+            if owned.pop_run(removed) is None:
+                owned.pop_sorted(removed)
         return len(removed)
 
     def remove_pending_k(self, k: int) -> bool:

@@ -122,11 +122,12 @@ def spec(name: str, arity: int, flags: str, handler: Optional[Handler], **kw: st
     return CommandSpec(name=name, arity=arity, flags=frozenset(flags.split()), handler=handler, **kw)
 
 
-def seen_consumer(ctx: Context, key: bytes, group: ConsumerGroup, name: bytes) -> Consumer:
+def seen_consumer(ctx: Context, key: bytes, group: ConsumerGroup, name: bytes, now_ms: Optional[int] = None) -> Consumer:
     """``streamLookupConsumer`` + ``streamCreateConsumer`` for a read or claim (XREADGROUP, XCLAIM, XAUTOCLAIM):
     the consumer ``name`` of ``group`` (the stream at ``key``), created if missing with the event
-    ``xgroup-createconsumer``; its ``seen_time`` becomes now. O(log c)."""
-    consumer, created = group.seen(name, ctx.now_ms)
+    ``xgroup-createconsumer``; its ``seen_time`` becomes now (``now_ms``: the handler's own ``ctx.now_ms``, if it
+    has read it already). O(log c)."""
+    consumer, created = group.seen(name, ctx.now_ms if now_ms is None else now_ms)
     if created:
         ctx.notify("xgroup-createconsumer", key)
     return consumer

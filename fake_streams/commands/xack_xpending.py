@@ -22,8 +22,10 @@ from typing import List, Optional
 
 from ..errors import ReplyError
 from ..ids import encode_key, parse_range_end_key, parse_range_start_key, parse_strict_keys
-from ..reply import Reply, as_i64
+from ..reply import I64_MAX, Reply, as_i64
 from .base import Context, cstr, parse_count, spec
+
+_I64_MIN = -I64_MAX - 1
 
 
 def xack(ctx: Context, args: List[bytes]) -> int:
@@ -89,9 +91,20 @@ def xpending(ctx: Context, args: List[bytes]) -> List[Reply]:
     out: List[Reply] = []
     if not count:
         return out
-    if not min_idle:
+    if not min_idle:  # (the common form: reported_idle and as_i64 inlined, no calls per entry)
+        append = out.append
         for nack in pel.values_k(lo, hi, count):
-            out.append([nack.id_bytes, nack.consumer.name, nack.reported_idle(now), as_i64(nack.delivery_count)])
+            owner = nack.consumer
+            if owner.nacked:
+                idle = -1
+            else:
+                idle = now - nack.delivery_time
+                if idle < 0:
+                    idle = 0
+            delivered = nack.delivery_count
+            if not _I64_MIN <= delivered <= I64_MAX:
+                delivered = as_i64(delivered)
+            append([nack.id_bytes, owner.name, idle, delivered])
         return out
     for _, nack in pel.scan_k(lo, hi):
         if now - nack.delivery_time < min_idle:

@@ -265,15 +265,16 @@ def _entries_after(stream: Stream, gt: StreamID, count: int) -> List[EntryReply]
     return entries_of(encs, fields)
 
 
-def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: Consumer, count: int, noack: bool) -> List[EntryReply]:
+def _deliver_new(ctx: Context, stream: Stream, group: ConsumerGroup, consumer: Consumer, count: int, noack: bool,
+                 now_ms: Optional[int] = None) -> List[EntryReply]:
     """``>`` delivery (spec §2.9): entries after the group's ``last_id``, at most ``count`` (0 = all).
 
     Each entry advances ``entries_read``/``last_id`` and, unless NOACK, is recorded in the PEL (an ID
     already pending moves to this consumer with its count reset) and marks the consumer active.
     O(log n + k) for k entries when they are newer than every pending ID (the usual case: PEL appends),
-    else O(log n + k (log p + L)).
+    else O(log n + k (log p + L)). ``now_ms``: the handler's ``ctx.now_ms`` if it has read it already.
     """
-    now = ctx.now_ms
+    now = ctx.now_ms if now_ms is None else now_ms
     keys, encs, fields = stream.slice_after(key_of(group.last_id), count)
     if not keys:
         return []
@@ -318,10 +319,11 @@ def _read_new_one(ctx: Context, key: bytes, name: bytes, consumer_name: bytes, c
     profile = ctx.profile
     if not newer and "eager_consumer_creation" not in profile.features:
         return None
-    consumer = seen_consumer(ctx, key, group, consumer_name)
+    now = ctx.now_ms  # (read once: the consumer's seen time and the delivery's)
+    consumer = seen_consumer(ctx, key, group, consumer_name, now)
     if not newer:
         return None
-    items = _deliver_new(ctx, stream, group, consumer, count, False)
+    items = _deliver_new(ctx, stream, group, consumer, count, False, now)
     if ctx.protocol == 3:
         return {key: items}
     return [[key, items]]

@@ -126,6 +126,73 @@ def test_assign_moves_a_nack_between_consumers():
     group._check()
 
 
+def _batch_and_one_by_one(seed, entries, fill, steps):
+    """``steps(group, consumers, rnd, batch)`` on two equal random groups (consumers a, b, c; IDs 1..entries pending,
+    each with probability ``fill``, owned by a, or by a or b for an odd seed), once with ``batch`` True and once
+    False, from the same random state: both results, and every invariant checked after."""
+    import random
+
+    results = []
+    for batch in (True, False):
+        rnd = random.Random(seed)
+        group = ConsumerGroup(b"g", MIN_ID)
+        consumers = [group.lookup_or_create(name, 0)[0] for name in (b"a", b"b", b"c")]
+        for ms in range(1, entries + 1):
+            if rnd.random() < fill:
+                group.deliver(sid(ms), rnd.choice(consumers[:2] if seed % 2 else consumers[:1]), ms)
+        outcome = steps(group, consumers, rnd, batch)
+        group._check()
+        results.append((outcome, owners(group), [list(c.pel.iter_keys()) for c in consumers]))
+    return results
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_assign_batch_equals_assign_k_one_by_one(seed):
+    # assign_batch's one-owner pass sets the new owner while it checks; a second owner found midway undoes that
+    # prefix for the general case: either way the PELs end as assign_k of each entry leaves them
+    def steps(group, consumers, rnd, batch):
+        for _ in range(8):
+            lo, size = rnd.randrange(1, 60), rnd.randrange(1, 12)
+            keys, nacks = group.pel.slice_k(key_of(sid(lo)), size)
+            claimer = rnd.choice(consumers)
+            if batch:
+                group.assign_batch(keys, nacks, claimer)
+            else:
+                for k, nack in zip(keys, nacks):
+                    group.assign_k(k, nack, claimer)
+            group._check()
+
+    batched, one_by_one = _batch_and_one_by_one(seed, 60, 1.0, steps)
+    assert batched == one_by_one
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_remove_pending_many_equals_remove_pending_k_one_by_one(seed):
+    # remove_pending_many tries one run in the group PEL and one in the single owner's before the general
+    # removals: the same count and PELs as removing each distinct key alone, for unsorted keys with repeats and
+    # absent ones, one or several owners, and the ascending form XACK uses after a delivery
+    def steps(group, consumers, rnd, batch):
+        counts = []
+        for _ in range(6):
+            lo = rnd.randrange(1, 80)
+            if rnd.random() < 0.5:
+                keys = [key_of(sid(ms)) for ms in range(lo, min(81, lo + rnd.randrange(1, 12)))]
+                ascending = True
+            else:
+                keys = [key_of(sid(rnd.randrange(1, 90))) for _ in range(rnd.randrange(1, 12))]
+                ascending = False
+            if batch:
+                counts.append(group.remove_pending_many(keys, ascending=ascending))
+            else:
+                counts.append(sum(group.remove_pending_k(k) for k in sorted(set(keys))))
+            group._check()
+        return counts
+
+    batched, one_by_one = _batch_and_one_by_one(seed, 80, 0.9, steps)
+    assert batched == one_by_one
+    assert any(batched[0])
+
+
 def test_remove_pending():
     group = ConsumerGroup(b"g", MIN_ID)
     alice, _ = group.lookup_or_create(b"alice", 0)

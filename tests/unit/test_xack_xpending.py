@@ -120,6 +120,32 @@ def test_extended_idle_is_never_negative_and_delivery_counts(version):
     assert ctx.run("XPENDING", "s", "g", "-", "+", "2") == [[b"1-0", b"alice", 0, 2], [b"2-0", b"alice", 0, 2]]
 
 
+def test_extended_rows_are_what_the_model_reports():
+    # the no-IDLE form builds its rows inline (no reported_idle / as_i64 calls): the same values as the model's
+    # methods, for an owner-less entry (idle -1), a delivery time ahead of the clock (idle 0), and counts at and
+    # past the int64 limits (wrapped as addReplyLongLong sends them)
+    from fake_streams.ids import key_of
+    from fake_streams.reply import I64_MAX, as_i64
+
+    ctx = setup(n=6)
+    ctx.run("XREADGROUP", "GROUP", "g", "carol", "STREAMS", "s", ">")
+    g = group(ctx)
+    nacks = dict(g.pel.items())
+    nacks[sid(1)].delivery_count = I64_MAX
+    nacks[sid(2)].delivery_count = I64_MAX + 1
+    nacks[sid(3)].delivery_count = -I64_MAX - 1
+    nacks[sid(4)].delivery_time = T0 + 10_000  # ahead of the clock
+    g.nack_k(key_of(sid(5)), nacks[sid(5)])  # owner-less
+    ctx.now_ms = T0 + 500
+    expected = [[n.id_bytes, n.consumer.name, n.reported_idle(ctx.now_ms), as_i64(n.delivery_count)]
+                for n in g.pel.values()]
+    assert ctx.run("XPENDING", "s", "g", "-", "+", "10") == expected
+    assert [row[2:] for row in expected[:5]] == [[500, I64_MAX], [500, -I64_MAX - 1], [400, -I64_MAX - 1],
+                                                 [0, 1], [-1, 1]]
+    # the IDLE form (per-entry method calls) agrees where its filter passes everything
+    assert ctx.run("XPENDING", "s", "g", "IDLE", "0", "-", "+", "10") == expected
+
+
 @pytest.mark.parametrize("version", ALL)
 def test_exclusive_ranges(version):
     """'XPENDING with exclusive range intervals works as expected'."""

@@ -169,6 +169,34 @@ def test_as_an_iterator():
     check(stream)
 
 
+def test_returned_cursor_passed_back_answers_as_a_parsed_one():
+    # the handler keeps the key of the last cursor it answered and reuses it when that very bytes object comes
+    # back (xclaim._last_cursor): the same replies and PEL as a loop sending equal bytes that must be parsed,
+    # also with cursors of another stream answered in between (the cache is one slot, shared)
+    from fake_streams.commands import xclaim
+
+    runs = []
+    for copy in (False, True):
+        ctx, stream, group = setup(n=25)
+        other, other_stream, other_group = setup(n=25)
+        deliver(stream, group, b"c1", [sid(i) for i in range(1, 26)], T0 - 200)
+        deliver(other_stream, other_group, b"c1", [sid(i) for i in range(3, 26, 2)], T0 - 200)
+        replies, cursor, other_cursor, hits = [], b"0-0", b"0-0", 0
+        for turn in range(12):
+            sent = bytes(bytearray(cursor)) if copy else cursor
+            hits += sent is xclaim._last_cursor[0]
+            reply = ctx.run("XAUTOCLAIM", "s", "g", b"c%d" % (2 + turn % 2), "0", sent, "COUNT", "3")
+            replies.append(reply)
+            cursor = reply[0]
+            if turn % 2:  # another stream's XAUTOCLAIM takes the cache's slot
+                other_cursor = other.run("XAUTOCLAIM", "s", "g", "c9", "0", other_cursor, "COUNT", "2")[0]
+        runs.append((replies, pel(group)))
+        assert (hits > 0) != copy, hits  # the shortcut was taken (only) where the object came back
+        check(stream)
+    assert runs[0] == runs[1]
+    assert runs[0][0][0][0] == b"4-0"
+
+
 def test_options_are_repeatable_last_count_wins():
     ctx, stream, group = setup(n=5)
     deliver(stream, group, b"alice", [sid(i) for i in range(1, 6)], T0 - 10)
