@@ -657,7 +657,8 @@ class SyncFastPath:
             elif args and args[0] in _GETKEYS and getkeys(self, args):
                 return
             elif ENABLED and self._sock is not None and (  # type: ignore[attr-defined]
-                    handshake.setinfo(self, args) or handshake.hello3(self, args) or dispatch_unpacked(self, args)):
+                    handshake.setinfo(self, args, _session) or handshake.hello3(self, args, _session)
+                    or dispatch_unpacked(self, args)):
                 return
         except BaseException:
             self.disconnect()  # type: ignore[attr-defined]
@@ -708,7 +709,7 @@ class AsyncFastPath:
         elif args and args[0] in _GETKEYS and self.is_connected and getkeys(self, args):  # type: ignore[attr-defined]
             return
         elif ENABLED and args and self.is_connected and (  # type: ignore[attr-defined]
-                handshake.setinfo(self, args) or handshake.hello3(self, args)):
+                handshake.setinfo(self, args, _session) or handshake.hello3(self, args, _session)):
             return
         # = redis.asyncio's send_command, packed as RESP (pack_command would keep a stream command unpacked)
         await self.send_packed_command(self._sf_pack(*args),  # type: ignore[attr-defined]

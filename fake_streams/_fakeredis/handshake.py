@@ -29,14 +29,17 @@ import time
 from time import perf_counter as _perf_counter
 from typing import Any, Callable, Tuple
 
-from . import builtin, fastpath
+from . import builtin
+
+#: the direct path's state check (``fastpath._session(conn, health)``), passed in by fastpath (no import cycle)
+SessionCheck = Callable[[Any, bool], Any]
 
 _FIELDS = {"LIB-NAME": (b"LIB-NAME", "lib-name"), "LIB-VER": (b"LIB-VER", "lib-ver")}
 #: printable ASCII without space: what a real server accepts in CLIENT SETINFO (and more: ``{`` etc. are fine)
 _PLAIN = frozenset(range(0x21, 0x7F))
 
 
-def setinfo(conn: Any, args: Tuple[Any, ...]) -> bool:
+def setinfo(conn: Any, args: Tuple[Any, ...], usable: SessionCheck) -> bool:
     """Answer ``CLIENT SETINFO LIB-NAME|LIB-VER value`` sent by redis-py's handshake directly (see the module doc);
     False: nothing done, send it through the dispatch path. ``conn`` is connected (``conn._sock`` set)."""
     if len(args) != 4 or args[0] != "CLIENT" or args[1] != "SETINFO" or type(args[3]) is not str:
@@ -55,17 +58,17 @@ def setinfo(conn: Any, args: Tuple[Any, ...]) -> bool:
         return b"OK"
 
     return _serve(conn, session, [b"CLIENT", b"SETINFO", field[0], value.encode()], "client setinfo",
-                  "client|setinfo", answer)
+                  "client|setinfo", answer, usable)
 
 
-def hello3(conn: Any, args: Tuple[Any, ...]) -> bool:
+def hello3(conn: Any, args: Tuple[Any, ...], usable: SessionCheck) -> bool:
     """Answer ``HELLO 3`` (redis-py's RESP3 handshake without credentials) directly: fakeredis's protocol switch and
     the profile's map, by the override's own function (:func:`.builtin.hello`); False: the dispatch path answers."""
     if len(args) != 2 or args[0] != "HELLO" or (args[1] != 3 and args[1] != "3") or type(args[1]) is bool:
         return False
     session = _plain_session(conn)
     return session is not None and _serve(conn, session, [b"HELLO", b"3"], "hello", "hello",
-                                          lambda sock: builtin.hello(sock, b"3"))
+                                          lambda sock: builtin.hello(sock, b"3"), usable)
 
 
 def _plain_session(conn: Any) -> Any:
@@ -80,7 +83,8 @@ def _plain_session(conn: Any) -> Any:
     return session
 
 
-def _serve(conn: Any, session: Any, typed: list, name: str, stat: str, answer: Callable[[Any], Any]) -> bool:
+def _serve(conn: Any, session: Any, typed: list, name: str, stat: str, answer: Callable[[Any], Any],
+           usable: SessionCheck) -> bool:
     """What the dispatch path does around a keyless command that cannot fail, if the direct path's state checks
     pass (see the module doc): fakeredis's closed-socket clean-out, the per-command database time, the typed argv
     (CLIENT LIST's ``cmd``), ``answer(sock)``'s reply for ``read_response``, INFO commandstats under ``stat``. O(1)."""
@@ -88,7 +92,7 @@ def _serve(conn: Any, session: Any, typed: list, name: str, stat: str, answer: C
     fake = sock._server
     if fake is not None and fake.closed_sockets:  # what the dispatch path does first (the direct path refuses then)
         clean_closed_sockets(fake)
-    if fastpath._session(conn, True) is None or not session.enter():
+    if usable(conn, True) is None or not session.enter():
         return False
     try:
         started = _perf_counter()

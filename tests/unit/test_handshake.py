@@ -33,8 +33,8 @@ def served(monkeypatch):
         pytest.skip("the direct path is switched off (FAKE_STREAMS_FAST_PATH=0)")
     names: list = []
     serve, greet = handshake.setinfo, handshake.hello3
-    monkeypatch.setattr(handshake, "setinfo", lambda conn, args: serve(conn, args) and not names.append(args[2]))
-    monkeypatch.setattr(handshake, "hello3", lambda conn, args: greet(conn, args) and not names.append("HELLO"))
+    monkeypatch.setattr(handshake, "setinfo", lambda conn, args, usable: serve(conn, args, usable) and not names.append(args[2]))
+    monkeypatch.setattr(handshake, "hello3", lambda conn, args, usable: greet(conn, args, usable) and not names.append("HELLO"))
     return names
 
 
