@@ -10,7 +10,8 @@ import inspect
 from typing import Any, Callable, Dict, Tuple
 
 from ..reply import VerbatimText
-from . import auth
+from . import auth, server_cmds
+from .compat import SimpleError
 from .overrides import override, signature
 from .values import StreamValue
 
@@ -27,6 +28,11 @@ def hello(sock: Any, *args: bytes) -> Any:
     if not args:  # HELLO without a version keeps the current protocol
         args = (str(sock._client_info.protocol_version).encode(),)
     args = tuple(auth.hello_auth(sock, list(args)))  # AUTH user pass: authenticated here (fakeredis does not check)
+    at = 1  # helloCommand: the name is checked after authentication, before the protocol switch
+    while at + 1 < len(args):
+        if args[at] == b"SETNAME" and not server_cmds.shown_in_client_list(args[at + 1]):
+            raise SimpleError(server_cmds.BAD_CLIENT_NAME)
+        at += 2 if args[at] == b"SETNAME" else 3  # AUTH user pass (anything else: fakeredis's syntax error)
     data = sock.hello(*args)
     server = sock._sf_session.server
     profile = server.profile

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Optional, Tuple
 
+from .arity import OurSignature
 from .compat import COMMANDS_WITH_SUB, SKIP_RESP2, Signature, bytes_args
 
 #: ``lookup(sock, name, base) -> (func, signature)``
@@ -62,4 +63,4 @@ def names() -> Tuple[str, ...]:
 def signature(name: str, fixed: int = 0, variadic: bool = False, flags: str = "") -> Signature:
     """A fakeredis ``Signature`` for a command fakeredis may not know: ``fixed`` arguments after the name, more
     if ``variadic``, all ``bytes``; replies are sent as they are (no RESP2 conversion by fakeredis)."""
-    return Signature(name, "_sf_override", bytes_args(fixed), bytes_args(int(variadic)), flags=SKIP_RESP2 + flags)
+    return OurSignature(name, "_sf_override", bytes_args(fixed), bytes_args(int(variadic)), flags=SKIP_RESP2 + flags)

@@ -136,7 +136,53 @@ def _client_setinfo(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -
         typed = _typed_argv(sock)
         sub = bytes(typed[1]).decode("utf-8", "replace") if len(typed) > 1 else "setinfo"
         raise SimpleError(f"ERR unknown subcommand '{sub[:128]}'. Try CLIENT HELP.")
-    return base()
+    func, sig = base()
+    return functools.partial(client_setinfo, func), sig
+
+
+def client_setinfo(func: Callable[..., Any], attr: bytes, value: bytes, *rest: Any) -> Any:
+    """``clientSetinfoCommand``'s checks before fakeredis records the value: the attribute is LIB-NAME or LIB-VER
+    (any case), the value printable ASCII without spaces (``!``..``~``: CLIENT LIST must stay splittable)."""
+    name = bytes(attr)
+    if name.lower() not in (b"lib-name", b"lib-ver"):
+        raise SimpleError(f"ERR Unrecognized option '{name.decode('utf-8', 'replace')}'")
+    if not shown_in_client_list(value):
+        raise SimpleError(f"ERR {name.decode()} cannot contain spaces, newlines or special characters.")
+    return func(attr, value, *rest)
+
+
+#: ``clientSetName``'s refusal (CLIENT SETNAME, HELLO … SETNAME)
+BAD_CLIENT_NAME = "ERR Client names cannot contain spaces, newlines or special characters."
+
+
+def shown_in_client_list(value: bytes) -> bool:
+    """``validateClientAttr``: only ``!``..``~`` (printable ASCII, no space), so CLIENT LIST stays splittable. O(n)."""
+    return all(0x21 <= byte <= 0x7E for byte in bytes(value))
+
+
+@override("client setname")
+def _client_setname(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    func, sig = base()
+    return functools.partial(client_setname, func), sig
+
+
+@override("client getname")
+def _client_getname(sock: Any, name: str, base: Callable[[], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+    func, sig = base()
+    return functools.partial(client_getname, func), sig
+
+
+def client_getname(func: Callable[..., Any], *args: Any) -> Any:
+    """CLIENT GETNAME: nil for a connection without a name (never named, or named ``""``: ``clientSetName``
+    clears it); fakeredis answers an empty string."""
+    return func(*args) or None
+
+
+def client_setname(func: Callable[..., Any], value: bytes, *rest: Any) -> Any:
+    """CLIENT SETNAME: a name CLIENT LIST can show (:func:`shown_in_client_list`), then fakeredis's."""
+    if not shown_in_client_list(value):
+        raise SimpleError(BAD_CLIENT_NAME)
+    return func(value, *rest)
 
 
 @override("acl setuser")

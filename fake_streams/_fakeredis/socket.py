@@ -32,6 +32,7 @@ from ..commands.base import CommandSpec
 from ..errors import ReplyError
 from ..info import command_stat_name
 from . import auth, cluster, keytouch, overrides, replica, scripting, sentinel
+from .arity import server_arity
 from .backend import error
 from .compat import AsyncFakeSocket, SimpleError, extract_command, get_command_info
 from .routing import _as_bytes, _c_str, unknown_command_args
@@ -277,12 +278,14 @@ class StreamsSocketMixin:
     def _sf_lookup(self, session: Any, cmd_name: str) -> Tuple[Any, Any]:
         lookup = overrides.find(cmd_name)
         if lookup is not None:
-            return lookup(self, cmd_name, functools.partial(super()._name_to_func, cmd_name))  # type: ignore[misc]
+            func, sig = lookup(self, cmd_name, functools.partial(super()._name_to_func, cmd_name))  # type: ignore[misc]
+            return (func, sig) if session.depth else (func, server_arity(sig))
         router = session.server.router
         kind, name = router.resolve(cmd_name)
         if kind == "fakeredis":
             try:
-                return super()._name_to_func(cmd_name)  # type: ignore[misc]
+                func, sig = super()._name_to_func(cmd_name)  # type: ignore[misc]
+                return (func, sig) if session.depth else (func, server_arity(sig))  # the server's arity text
             except SimpleError as exc:  # fakeredis's own wording: answer with the server's
                 if not exc.value.startswith("ERR unknown command"):
                     raise
