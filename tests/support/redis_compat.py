@@ -82,6 +82,17 @@ async def aclose(client: Any) -> None:
         await result
 
 
+def close_sentinel(app: Any) -> None:
+    """Close a sync ``redis.sentinel.Sentinel``: ``close()`` where it has one (redis-py 8), else each of its
+    sentinel clients (4.6–7.x have no ``Sentinel.close``)."""
+    close = getattr(app, "close", None)
+    if close is not None:
+        close()
+        return
+    for client in list(app.sentinels):
+        client.close()
+
+
 def with_cluster_errors(conn: Any) -> Any:
     """``conn`` with RedisCluster's ``ClusterParser`` where this redis-py has one (< 6.0); returns ``conn``."""
     import redis.cluster

@@ -30,7 +30,7 @@ from fake_streams import FakeStreamsConnection, ManualClock
 from fake_streams.patching import PoolPatch
 from fake_streams.topology.sentinel import FakeSentinel
 from tests.conformance.oracles import protocol_kwargs, require_real
-from tests.support.redis_compat import RETRY_ASKS_SENTINEL, aclose, async_failover_retry
+from tests.support.redis_compat import RETRY_ASKS_SENTINEL, aclose, async_failover_retry, close_sentinel
 
 from .real_sentinel import MASTER, WAIT_S, RealSentinel, normaliser, role_offsets
 from .test_cluster_oracle import Topologies
@@ -332,7 +332,7 @@ def _client_path(sentinels: Any, failover: Any, settle: Any, replicated: Any) ->
         watcher.close()
         master.close()
         replica.close()
-        app.close()
+        close_sentinel(app)
     return seen
 
 

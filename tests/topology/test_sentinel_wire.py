@@ -17,6 +17,7 @@ import redis
 from redis.sentinel import Sentinel
 
 from fake_streams.topology.serving import serve_sentinel
+from tests.support.redis_compat import close_sentinel
 
 from .real_cluster import wire_tree
 from .real_sentinel import MASTER, RealSentinel, normaliser
@@ -89,7 +90,7 @@ def test_serve_sentinel_subprocess_with_redis_py_and_redis_cli() -> None:
             assert master.xadd("orders", {"sku": "B"}, id="2-1") == b"2-1"  # rediscovered, over TCP
             master.close()
         finally:
-            app.close()
+            close_sentinel(app)
         if shutil.which("redis-cli"):
             out = subprocess.run(["redis-cli", "-u", urls[0], "SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER],
                                  capture_output=True, text=True, timeout=30)
