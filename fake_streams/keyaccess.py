@@ -86,11 +86,7 @@ class KeyAccess:
         return self.lru_clock()
 
     def touch(self, table: Table, key: bytes) -> None:
-        """``lookupKey``'s update of an existing key: one dict store. (The LRU case first, :meth:`refresh` and
-        :meth:`lru_clock` inlined while the policy's value object is the one last read: every command's lookup.)"""
-        if self._config.get(b"maxmemory-policy") is self._policy_raw and not self.lfu:
-            table[key] = (self._now_ms() // LRU_CLOCK_RESOLUTION) & LRU_CLOCK_MAX
-            return
+        """``lookupKey``'s update of an existing key: one dict store."""
         if self.refresh():
             old = table.get(key)
             counter = LFU_INIT_VAL if old is None else self._decayed(old)
