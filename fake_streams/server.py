@@ -124,7 +124,9 @@ class _Execution:
         value = keyspace.get(key)
         if value is None:
             return None
-        self._server.access.touch(keyspace.access_table, key)  # before the type check, as the server does
+        # before the type check, as the server does; stamped with the unit's time if it is taken (LRU_CLOCK() is a
+        # cached clock in the server too: the time of the command, not of the lookup)
+        self._server.access.touch(keyspace.access_table, key, self._unit.snapshot_ms)
         if isinstance(value, Stream):
             return value
         raise ReplyError("WRONGTYPE")
@@ -273,7 +275,7 @@ class FakeStreamsServer:
 
     # ------------------------------------------------------------------------------ execution
     def execute(self, session: Session, spec: CommandSpec, args: List[bytes], argv: Optional[List[bytes]] = None,
-                ctx: Optional[_Execution] = None) -> Any:
+                ctx: Optional[_Execution] = None, now_ms: Optional[int] = None) -> Any:
         """Run ``spec`` with ``args`` (after the command/subcommand name) for ``session``.
 
         The single entry point of every stream command. ``argv`` is the whole command as typed
@@ -283,7 +285,9 @@ class FakeStreamsServer:
         ``ctx``: a context of this server and session (:meth:`context`) that a connection keeps for its top-level
         commands (the direct path: one per socket instead of one per command); used only when no execution unit
         is open (else a fresh context joins that unit). It is re-aimed at this command (argv, the selected
-        database) and its own unit is reset, so what the handler sees is what a fresh one would show.
+        database) and its own unit is reset, so what the handler sees is what a fresh one would show; ``now_ms``:
+        the clock's time as the caller has just read it, the unit's snapshot (the command's time: its
+        ``now`` on ``time_snapshot`` profiles, the keys' access stamps on every profile).
         """
         if argv is None:
             argv = [part.encode() for part in spec.name.split("|")] + list(args)
@@ -292,7 +296,7 @@ class FakeStreamsServer:
         if unit is None:
             if ctx is not None:
                 unit = session.unit = ctx._unit  # (finish_unit leaves its ready list empty)
-                unit.snapshot_ms = None
+                unit.snapshot_ms = now_ms
                 if unit.ready:  # (left by a finish_unit that raised: a fresh unit would not have them either)
                     unit.ready = []
                 ctx.argv = argv

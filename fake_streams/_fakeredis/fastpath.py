@@ -453,6 +453,7 @@ def _run(sock: Any, session: Any, batch: Any, i: int, table: Dict[Any, _Entry]) 
         ctx = sock.__dict__.get("_sf_ctx")  # the socket's context for its top-level commands (server.execute)
         if ctx is None or ctx._session is not session:
             ctx = sock._sf_ctx = server.context(session)
+        wall = type(server.clock) is SystemClock  # its now_ms is int(time.time() * 1000): the command's time below
         lock = fake.lock
         lock.acquire()
         try:
@@ -480,7 +481,7 @@ def _run(sock: Any, session: Any, batch: Any, i: int, table: Dict[Any, _Entry]) 
                         i = j
                         continue
                 i += 1
-                if _answer(sock, session, _expand(entry, encoded), fast, ctx):
+                if _answer(sock, session, _expand(entry, encoded), fast, ctx, int(now * 1000) if wall else None):
                     break  # parked: the reply comes through the socket's queue, later commands wait
         finally:
             lock.release()
@@ -489,17 +490,19 @@ def _run(sock: Any, session: Any, batch: Any, i: int, table: Dict[Any, _Entry]) 
     return i
 
 
-def _answer(sock: Any, session: Any, prepared: Tuple[Any, list, list], fast: Any, ctx: Any = None) -> bool:
+def _answer(sock: Any, session: Any, prepared: Tuple[Any, list, list], fast: Any, ctx: Any = None,
+            now_ms: Optional[int] = None) -> bool:
     """One command as Session.call + fakeredis's ``_decode_result`` would answer it (lock held, session
     entered): its reply or error reply appended to ``fast``; True if it parked instead (its reply will come
     through the socket's queue). ``server.execute`` opens and finishes the execution unit itself when none is
     open (``depth`` only matters to fakeredis's name lookups), in the socket's context ``ctx`` (see
-    ``server.context``). O(1) around the handler."""
+    ``server.context``) at ``now_ms`` (the server clock's time, read with fakeredis's ``db.time``: one clock
+    read per command). O(1) around the handler."""
     server = session.server
     started = _perf_counter()
     spec, args, argv = prepared
     try:
-        reply = server.execute(session, spec, args, argv, ctx)
+        reply = server.execute(session, spec, args, argv, ctx, now_ms)
     except ReplyError as exc:
         err = error(exc, server.profile)
         _count(server, spec, started, err.value)

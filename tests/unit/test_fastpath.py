@@ -41,9 +41,9 @@ def direct_calls(monkeypatch):
     calls = []
     answer, xadd_run = fastpath._answer, fastpath._xadd_run
 
-    def counting_answer(sock, session, prepared, fast, ctx=None):
+    def counting_answer(sock, session, prepared, fast, *context):
         calls.append(bytes(prepared[2][0]))
-        return answer(sock, session, prepared, fast, ctx)
+        return answer(sock, session, prepared, fast, *context)
 
     def counting_xadd_run(sock, session, batch, i, n, fast, table):
         end = xadd_run(sock, session, batch, i, n, fast, table)
