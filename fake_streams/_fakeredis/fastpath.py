@@ -448,12 +448,8 @@ def _run(sock: Any, session: Any, batch: Any, i: int, table: Dict[Any, _Entry]) 
         return i
     try:
         n, fast, fake = len(batch), sock._sf_fast, sock._server
-        server = session.server
-        node = server.cluster_node
-        ctx = sock.__dict__.get("_sf_ctx")  # the socket's context for its top-level commands (server.execute)
-        if ctx is None or ctx._session is not session:
-            ctx = sock._sf_ctx = server.context(session)
-        wall = type(server.clock) is SystemClock  # its now_ms is int(time.time() * 1000): the command's time below
+        node = session.server.cluster_node
+        ctx = wall = None  # (made for the first command that is no XADD run: see _context)
         lock = fake.lock
         lock.acquire()
         try:
@@ -481,6 +477,8 @@ def _run(sock: Any, session: Any, batch: Any, i: int, table: Dict[Any, _Entry]) 
                         i = j
                         continue
                 i += 1
+                if ctx is None:
+                    ctx, wall = _context(sock, session)
                 if _answer(sock, session, _expand(entry, encoded), fast, ctx, int(now * 1000) if wall else None):
                     break  # parked: the reply comes through the socket's queue, later commands wait
         finally:
@@ -488,6 +486,17 @@ def _run(sock: Any, session: Any, batch: Any, i: int, table: Dict[Any, _Entry]) 
     finally:
         session.leave()
     return i
+
+
+def _context(sock: Any, session: Any) -> Tuple[Any, bool]:
+    """The socket's handler context for its top-level commands (``server.context``, kept on the socket), and whether
+    the server's clock is a SystemClock (its ``now_ms`` is ``int(time.time() * 1000)``: the command's time is then
+    what ``_run`` read for fakeredis's ``db.time``). O(1)."""
+    ctx = sock.__dict__.get("_sf_ctx")
+    server = session.server
+    if ctx is None or ctx._session is not session:
+        ctx = sock._sf_ctx = server.context(session)
+    return ctx, type(server.clock) is SystemClock
 
 
 def _answer(sock: Any, session: Any, prepared: Tuple[Any, list, list], fast: Any, ctx: Any = None,
