@@ -209,11 +209,11 @@ _NO_STARTS: List[int] = []  # (read only)
 
 
 #: one client's plain XADDs on one key taken from its input (:meth:`TcpClient.take_plain_xadds`), waiting for
-#: :func:`run_plain_xadds`: ``(client, argv, batch, starts, keyspace, stream)`` — ``argv`` the first request,
+#: :func:`run_plain_xadds`: ``(client, argv, batch, starts, keyspace, stream, wire)`` — ``argv`` the first request,
 #: ``batch`` each request's fields (fresh lists, kept by the stream), ``starts`` where each request after the first
 #: starts in the client's parser (to put the undone ones back), ``keyspace`` / ``stream`` the client's database and
-#: the stream at the key when taken (read again under the lock)
-PlainXaddRun = Tuple[Any, List[bytes], List[List[bytes]], List[int], Any, Stream]
+#: the stream at the key when taken (read again under the lock), ``wire`` the client's connection
+PlainXaddRun = Tuple[Any, List[bytes], List[List[bytes]], List[int], Any, Stream, Any]
 
 
 def run_plain_xadds(runs: List[PlainXaddRun]) -> List[Tuple[Any, Any]]:
@@ -257,7 +257,7 @@ def run_plain_xadds(runs: List[PlainXaddRun]) -> List[Tuple[Any, Any]]:
                 system = type(clock) is SystemClock
                 i = 0
                 while i < stop:
-                    _, argv, batch, _, keyspace, stream = runs[i]
+                    _, argv, batch, _, keyspace, stream, _ = runs[i]
                     key, ident = argv[1], keyspace.ident
                     if keyspace.get_lasting(key) is not stream:
                         stop = i
@@ -288,8 +288,10 @@ def run_plain_xadds(runs: List[PlainXaddRun]) -> List[Tuple[Any, Any]]:
                         # an entry was added unless the reply is an error (an internal error is the only reply then)
                         fastpath.xadd_run_done(server, keyspace, key, done, type(ids[0]) is bytes, started,
                                                nows[done - 1])
-                    if j == i + 1 and done == len(batch):  # (the common case: one run, all done)
+                    if j == i + 1 and done == len(batch):  # (a run alone, all done)
                         replies.append(ids)
+                    elif done == len(batch) == j - i:  # (unpipelined clients: one XADD each, all done)
+                        replies += [[one] for one in ids]
                     else:
                         at = 0
                         for k in range(i, j):
@@ -315,7 +317,7 @@ def run_plain_xadds(runs: List[PlainXaddRun]) -> List[Tuple[Any, Any]]:
         for run in runs[:entered]:
             run[0].session.leave()
     for run, ids in zip(runs, replies):
-        wire = run[0].sock._sf_wire
+        wire = run[6]
         count = len(ids)
         argv = run[1]
         wire.command = argv if count == 1 else [argv[0], argv[1], b"*", *run[2][count - 1]]
@@ -323,14 +325,14 @@ def run_plain_xadds(runs: List[PlainXaddRun]) -> List[Tuple[Any, Any]]:
         wire.put_all(ids, wire.protocol)
     left: List[Tuple[Any, Any]] = []
     for k in range(stop, len(runs)):
-        client, argv, _, starts, _, _ = runs[k]
+        _, argv, _, starts, _, _, wire = runs[k]
         at = stop_at if k == stop else 0
-        parser = client.sock._sf_wire.parser
+        parser = wire.parser
         if at:  # the request refused, back in the parser with those after it
             parser.rewind(starts[at - 1])
         elif starts:
             parser.rewind(starts[0])
-        left.append((client.sock._sf_wire, None if at else argv))
+        left.append((wire, None if at else argv))
     return left
 
 
@@ -393,9 +395,11 @@ class TcpClient:
         """The loop's pass batch: if ``argv`` is a plain XADD the direct path may take, take it and the plain
         XADDs on its key behind it in ``parser`` into ``runs`` (answered by :func:`run_plain_xadds`, before
         anything else of this pass is run or answered). False: nothing taken."""
+        argc = len(argv)
+        if argc < 5 or not argc & 1 or argv[2] != b"*":
+            return False
         spec = self._names.get(argv[0])
-        return bool(spec is not None and len(argv) > 4 and len(argv) & 1 and argv[2] == b"*" and spec.handler is _XADD
-                    and self.take_plain_xadds(argv, spec, parser, runs))
+        return spec is not None and spec.handler is _XADD and self.take_plain_xadds(argv, spec, parser, runs)
 
     def take_plain_xadds(self, argv: Any, spec: Any, parser: Any, runs: List[PlainXaddRun]) -> bool:
         """Take ``XADD key * field value …`` and the plain XADDs on the same key right behind it in ``parser`` (the
@@ -414,9 +418,9 @@ class TcpClient:
             name = argv[0]
             tails, starts = parser.take_run(b"$%d\r\n%s\r\n$%d\r\n%s\r\n$1\r\n*\r\n" % (
                 len(name), name, len(key), key), 3, _PLAIN_XADD_COUNTS)
-            runs.append((self, argv, [argv[3:], *tails], starts, keyspace, stream))
+            runs.append((self, argv, [argv[3:], *tails], starts, keyspace, stream, self.sock._sf_wire))
         else:
-            runs.append((self, argv, [argv[3:]], _NO_STARTS, keyspace, stream))
+            runs.append((self, argv, [argv[3:]], _NO_STARTS, keyspace, stream, self.sock._sf_wire))
         return True
 
     def _xadd_run(self, argv: Any, spec: Any, parser: Any) -> bool:

@@ -104,7 +104,7 @@ def _count_plain_runs(monkeypatch: Any, taken: List[int], batches: List[int]) ->
     plain = adapter_tcp.run_plain_xadds
 
     def counting(runs: List[Any]) -> Any:
-        wires = [run[0].sock._sf_wire for run in runs]
+        wires = [run[6] for run in runs]
         before = [wire.commands for wire in wires]
         left = plain(runs)
         taken.extend(wire.commands - count for wire, count in zip(wires, before) if wire.commands > count)
