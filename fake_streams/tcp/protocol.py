@@ -48,12 +48,6 @@ _UNAUTH_MAX_BULK = 16384
 #: :meth:`RequestParser.next` reads (``$5\r\n``; ``$05``/``$5\rX`` take the general path)
 _COUNT_LINES = {b"*%d\r\n" % n: n for n in range(1, 10)}
 _BULK_LINES = {b"$%d\r\n" % n: n for n in range(100)}
-#: the same lines without their CRLF, as ``split(b"\r\n")`` gives them
-_COUNT_TOKENS = {line[:-2]: n for line, n in _COUNT_LINES.items()}
-_BULK_TOKENS = {line[:-2]: n for line, n in _BULK_LINES.items()}
-#: a buffer up to this size that starts a request is split at its CRLFs first (one request alone, the unpipelined
-#: case: one split and two maps instead of a slice and a look-up per line)
-_WHOLE_SPLIT_MAX = 1024
 
 
 class ProtocolError(Exception):
@@ -300,21 +294,9 @@ class RequestParser:
             # the common shape, whole: '*N\r\n' (N in 1..9) and bulks '$L\r\n' (L in 0..99) written exactly so; one
             # slice + dict look-up per header; within every limit (10 arguments, 16 KiB bulks, proto-max-bulk-len
             # >= 1 MB); anything else (or a request not all here) is read below, from the same position
-            if not pos and len(buf) <= _WHOLE_SPLIT_MAX:  # the buffer may be one request (unpipelined): split once
-                tokens = buf.split(b"\r\n")
-                count = _COUNT_TOKENS.get(tokens[0])
-                if count is not None and len(tokens) == 2 * count + 2 and not tokens[-1]:
-                    argv = tokens[2::2]
-                    try:  # each header the canonical `$L` of the line after it: then the split is the request
-                        if list(map(_BULK_TOKENS.__getitem__, tokens[1:-1:2])) == list(map(len, argv)) and \
-                                self.limits.max_bulk_len >= 99:
-                            self._pos = len(buf)
-                            return argv
-                    except KeyError:
-                        pass
             count = _COUNT_LINES.get(buf[pos:pos + 4])
             if count is not None:
-                argv = []
+                argv: List[bytes] = []
                 at = _short_bulks(buf, pos + 4, count, argv)
                 if at >= 0 and self.limits.max_bulk_len >= 99:
                     self._pos = at
