@@ -322,7 +322,10 @@ def run_plain_xadds(runs: List[PlainXaddRun]) -> List[Tuple[Any, Any]]:
         argv = run[1]
         wire.command = argv if count == 1 else [argv[0], argv[1], b"*", *run[2][count - 1]]
         wire.commands += count
-        wire.put_all(ids, wire.protocol)
+        if count > 1 and type(ids[0]) is bytes:  # (an internal error is the only reply of its run)
+            wire.put_bulks(ids, wire.protocol)
+        else:
+            wire.put_all(ids, wire.protocol)
     left: List[Tuple[Any, Any]] = []
     for k in range(stop, len(runs)):
         _, argv, _, starts, _, _, wire = runs[k]

@@ -210,6 +210,19 @@ class Connection:
             self.dirty = True
             self.owner.dirty.append(self)
 
+    def put_bulks(self, values: List[bytes], protocol: int) -> None:
+        """Queue the replies of a run of this client's commands that are all bulks (a run of XADDs' IDs): IDs of one
+        length (the common case) joined in one call. O(len(values))."""
+        self.protocol = protocol
+        size = len(values[0])
+        if list(map(len, values)).count(size) == len(values):
+            self.out.append(b"$%d\r\n%s\r\n" % (size, (b"\r\n$%d\r\n" % size).join(values)))
+        else:
+            self.out.append(b"".join([b"$%d\r\n%s\r\n" % (len(v), v) for v in values]))
+        if not self.dirty:
+            self.dirty = True
+            self.owner.dirty.append(self)
+
     def kill(self) -> None:
         """CLIENT KILL (any thread): close once what is queued (the reply to a self-kill) is written."""
         self.owner.post(self, None, self._drop)
