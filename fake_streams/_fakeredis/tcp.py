@@ -6,7 +6,8 @@ The TCP server parses requests itself (:mod:`fake_streams.tcp.protocol`) and han
 * a plain ``XADD key * field value …`` (the hottest command) on an existing stream without TTL takes the
   shortest path (:meth:`TcpClient.take_plain_xadds`: the direct path's conditions, with the plain XADDs on the
   same key right behind it in the input taken along, read in one scan by ``RequestParser.take_run``; then
-  :func:`run_plain_xadds`: the engine's append and the command's side effects). The loop collects the runs of
+  :func:`run_plain_xadds`: the engine's append and the command's side effects; a client sending the same XADD
+  beginning again has it read in that scan alone, :meth:`TcpClient.defer_repeated_xadds`). The loop collects the runs of
   every client it reads in one pass and has them run together before anything else of the pass runs or is
   written (one server lock, one ``Stream.add_next_run`` per stream); a client's other requests run as usual,
   after the batch. tests/tcp/test_hot_xadd.py compares both with the general path;
@@ -343,7 +344,7 @@ class TcpClient:
     """The fakeredis socket of one TCP client of ``server``, replying through ``wire`` (a ``tcp.Connection``
     with ``peer``/``local`` addresses and ``fd``). All methods run in the event loop's thread."""
 
-    __slots__ = ("sock", "session", "server", "_lock", "_fake", "_names", "_released")
+    __slots__ = ("sock", "session", "server", "_lock", "_fake", "_names", "_released", "_xadd_head")
 
     #: the loop's batch runner (:meth:`defer_plain_xadds` takes into its batch)
     run_plain_xadds = staticmethod(run_plain_xadds)
@@ -366,6 +367,9 @@ class TcpClient:
         self._lock = server.backend.lock
         self._names = _names_of(server.router)
         self._released = False
+        #: ``(head, name, key)`` of this client's last plain XADD run: its requests' bytes up to the ``*``
+        #: (:meth:`defer_repeated_xadds`)
+        self._xadd_head: Optional[Tuple[bytes, bytes, bytes]] = None
 
     # ------------------------------------------------------------------------------ running
     def run(self, argv: Any, parser: Any = None) -> None:
@@ -417,13 +421,33 @@ class TcpClient:
         stream = keyspace.get_lasting(key)
         if not isinstance(stream, Stream):
             return False
+        name = argv[0]
+        cached = self._xadd_head
+        if cached is None or cached[1] != name or cached[2] != key:
+            cached = self._xadd_head = (b"$%d\r\n%s\r\n$%d\r\n%s\r\n$1\r\n*\r\n" % (len(name), name, len(key), key),
+                                        name, key)
         if parser is not None and parser.has_input:
-            name = argv[0]
-            tails, starts = parser.take_run(b"$%d\r\n%s\r\n$%d\r\n%s\r\n$1\r\n*\r\n" % (
-                len(name), name, len(key), key), 3, _PLAIN_XADD_COUNTS)
+            tails, starts = parser.take_run(cached[0], 3, _PLAIN_XADD_COUNTS)
             runs.append((self, argv, [argv[3:], *tails], starts, keyspace, stream, self.sock._sf_wire))
         else:
             runs.append((self, argv, [argv[3:]], _NO_STARTS, keyspace, stream, self.sock._sf_wire))
+        return True
+
+    def defer_repeated_xadds(self, parser: Any, runs: List[PlainXaddRun]) -> bool:
+        """:meth:`defer_plain_xadds` for requests that begin as this client's last plain XADD run did (the same name
+        and key, byte for byte: a producer sends the same command again and again), read from ``parser`` in one
+        scan without the general read of the first one (``RequestParser.take_run``). False: nothing taken (not
+        such a request, or the conditions of :meth:`take_plain_xadds` do not hold). O(bytes of the run)."""
+        head, name, key = self._xadd_head  # type: ignore[misc]  # (the caller checked it is set)
+        tails, starts = parser.take_run(head, 3, _PLAIN_XADD_COUNTS)
+        if not tails:
+            return False
+        keyspace = self.session.keyspace
+        stream = keyspace.get_lasting(key)
+        if not self._usable() or self.server.blocking.has_waiters() or not isinstance(stream, Stream):
+            parser.rewind(starts[0])
+            return False
+        runs.append((self, [name, key, b"*", *tails[0]], tails, starts[1:], keyspace, stream, self.sock._sf_wire))
         return True
 
     def _xadd_run(self, argv: Any, spec: Any, parser: Any) -> bool:

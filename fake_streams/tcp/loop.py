@@ -292,6 +292,12 @@ class Connection:
         client, parser, owner = self.client, self.parser, self.owner
         state = client.sock  # its _paused: a blocked command (read directly: this loop runs per request)
         while not self.close_after_reply and not state._paused:
+            if (client._xadd_head is not None and owner.batching and self.held is None and owner.busy_running is None
+                    and client.defer_repeated_xadds(parser, owner.xadd_batch)):  # this client's XADD again
+                if not parser.has_input:
+                    break
+                owner.run_xadd_batch()  # what follows in its input runs after its XADDs
+                continue
             try:
                 argv = parser.next() if self.held is None else self._take_held()
             except ProtocolError as exc:

@@ -98,10 +98,18 @@ def _transcript(server: FakeStreamsServer, raw: Callable[[int], RawClient]) -> L
     return out
 
 
-def _count_plain_runs(monkeypatch: Any, taken: List[int], batches: List[int]) -> None:
-    """Record, per run of plain XADDs the plain path answered, how many commands it took (``taken``), and per
-    call of the runner how many clients' runs it was given (``batches``)."""
+def _count_plain_runs(monkeypatch: Any, taken: List[int], batches: List[int], repeated: List[int]) -> None:
+    """Record, per run of plain XADDs the plain path answered, how many commands it took (``taken``), per call of
+    the runner how many clients' runs it was given (``batches``), and each run taken as a client's XADD again
+    (``repeated``: ``TcpClient.defer_repeated_xadds``)."""
     plain = adapter_tcp.run_plain_xadds
+    again = adapter_tcp.TcpClient.defer_repeated_xadds
+
+    def counting_again(self: Any, parser: Any, runs: List[Any]) -> bool:
+        done = again(self, parser, runs)
+        if done:
+            repeated.append(len(runs[-1][2]))
+        return done
 
     def counting(runs: List[Any]) -> Any:
         wires = [run[6] for run in runs]
@@ -113,15 +121,17 @@ def _count_plain_runs(monkeypatch: Any, taken: List[int], batches: List[int]) ->
 
     monkeypatch.setattr(adapter_tcp, "run_plain_xadds", counting)
     monkeypatch.setattr(adapter_tcp.TcpClient, "run_plain_xadds", staticmethod(counting))
+    monkeypatch.setattr(adapter_tcp.TcpClient, "defer_repeated_xadds", counting_again)
 
 
 def _on_both_paths(transcript: Callable[..., List[Any]], raw: Any, monkeypatch: Any, version: str) -> Any:
     """``transcript(server, raw)`` on a served fake with the direct paths on, then on one with them off (every command
     through the general path, which must take no plain run): ``(transcripts, commands per plain run, runs per call of
-    the runner)`` of the first."""
+    the runner, runs taken as a client's XADD again)`` of the first."""
     taken: List[int] = []
     batches: List[int] = []
-    _count_plain_runs(monkeypatch, taken, batches)
+    repeated: List[int] = []
+    _count_plain_runs(monkeypatch, taken, batches, repeated)
     transcripts = []
     for fast in (True, False):
         server = FakeStreamsServer(version=version, clock=ManualClock(START_MS))
@@ -131,15 +141,17 @@ def _on_both_paths(transcript: Callable[..., List[Any]], raw: Any, monkeypatch: 
         finally:
             server.close()
         if fast:
-            runs, fast_batches, taken[:], batches[:] = list(taken), list(batches), [], []
-    assert not taken  # the general path's run took none
-    return transcripts, runs, fast_batches
+            runs, fast_batches, fast_repeated = list(taken), list(batches), list(repeated)
+            taken[:], batches[:], repeated[:] = [], [], []
+    assert not taken and not repeated  # the general path's run took none
+    return transcripts, runs, fast_batches, fast_repeated
 
 
 @pytest.mark.parametrize("version", ["7.0", "7.4", "valkey-8.0", "8.6", "8.10", "valkey-9.1"])
 def test_plain_xadds_answer_and_act_as_the_general_path(raw, monkeypatch, version):
-    transcripts, runs, _ = _on_both_paths(_transcript, raw, monkeypatch, version)
+    transcripts, runs, _, repeated = _on_both_paths(_transcript, raw, monkeypatch, version)
     assert transcripts[0] == transcripts[1]
+    assert repeated.count(1) >= 2 and max(repeated) >= 5  # singles and pipelines read as the client's XADD again
     assert max(runs) >= 5 and runs.count(1) >= 3  # pipelined runs and single XADDs took the plain path
     assert sum(runs) >= 25
     if version.startswith("valkey"):
@@ -196,7 +208,7 @@ def _bytes_read(handle: Any, client: RawClient) -> int:
 
 @pytest.mark.parametrize("version", ["7.4", "valkey-9.1"])
 def test_plain_xadds_of_clients_read_in_one_pass_run_as_one_by_one(raw, monkeypatch, version):
-    transcripts, _, fast_batches = _on_both_paths(_one_pass_transcript, raw, monkeypatch, version)
+    transcripts, _, fast_batches, _ = _on_both_paths(_one_pass_transcript, raw, monkeypatch, version)
     assert transcripts[0] == transcripts[1]
     assert max(fast_batches) >= 4  # the pass's runs of several clients went to the runner together (a to d)
 
