@@ -217,17 +217,15 @@ class RequestParser:
         ``startswith`` and one slice and dict look-up per bulk after ``head``."""
         tails: List[List[bytes]] = []
         starts: List[int] = []
-        if self._argv is not None or self._need or self._error is not None or self.limits.max_bulk_len < max(
-                99, len(head)):
-            return tails, starts
         buf, at = self._buf, self._pos
+        count = _COUNT_LINES.get(buf[at:at + 4])
+        if (count not in counts or not buf.startswith(head, at + 4) or self._argv is not None or self._need
+                or self._error is not None or self.limits.max_bulk_len < max(99, len(head))):
+            return tails, starts  # (the first request checked before any set-up: most calls that take none end here)
         size, shift = len(buf), 4 + len(head)
         get, bulk = _COUNT_LINES.get, _BULK_LINES.get
         startswith, add_tail, add_start = buf.startswith, tails.append, starts.append
-        while at < size:  # (_short_bulks inlined: this loop runs per request of a pipeline)
-            count = get(buf[at:at + 4])
-            if count not in counts or not startswith(head, at + 4):
-                break
+        while True:  # (_short_bulks inlined: this loop runs per request of a pipeline)
             pos = at + shift
             tail: List[bytes] = []
             for _ in range(count - skip):
@@ -248,7 +246,10 @@ class RequestParser:
                 add_tail(tail)
                 add_start(at)
                 at = pos
-                continue
+                if at < size:
+                    count = get(buf[at:at + 4])
+                    if count in counts and startswith(head, at + 4):
+                        continue
             break
         self._pos = at
         return tails, starts
