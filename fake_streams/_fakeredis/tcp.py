@@ -323,10 +323,13 @@ def run_plain_xadds(runs: List[PlainXaddRun]) -> List[Tuple[Any, Any]]:
         argv = run[1]
         wire.command = argv if count == 1 else [argv[0], argv[1], b"*", *run[2][count - 1]]
         wire.commands += count
-        if count > 1 and type(ids[0]) is bytes:  # (an internal error is the only reply of its run)
-            wire.put_bulks(ids, wire.protocol)
-        else:
+        first_id = ids[0]
+        if type(first_id) is not bytes:  # an internal error (the only reply of its run)
             wire.put_all(ids, wire.protocol)
+        elif count == 1:  # (an unpipelined XADD: its ID's bulk; RESP2 and RESP3 alike)
+            wire.put_encoded(b"$%d\r\n%s\r\n" % (len(first_id), first_id))
+        else:
+            wire.put_bulks(ids, wire.protocol)
     left: List[Tuple[Any, Any]] = []
     for k in range(stop, len(runs)):
         _, argv, _, starts, _, _, wire = runs[k]
