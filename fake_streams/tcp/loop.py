@@ -516,7 +516,13 @@ class TcpServer:
         clients' later requests behind it. O(commands of the batch)."""
         batch, self.xadd_batch = self.xadd_batch, []
         assert self._run_plain_xadds is not None
-        left = self._run_plain_xadds(batch)
+        try:
+            left = self._run_plain_xadds(batch)
+        except Exception:  # a bug below us: the batch's clients are dropped (as one client's is), the server goes on
+            self._record_error()
+            for run in batch:
+                run[6]._drop()
+            return
         if not left:
             return
         self.batching = False
