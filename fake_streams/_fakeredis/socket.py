@@ -218,6 +218,9 @@ class StreamsSocketMixin:
     def _sf_close_now(self) -> None:
         if getattr(self, "_server", None) is not None:
             super().close()  # type: ignore[misc]
+        session = self._sf_session
+        if session is not None:  # no socket <-> session cycle left for the cyclic GC (Session.detach)
+            session.detach(self)
 
     def shutdown(self, how: Any) -> None:
         try:
