@@ -143,12 +143,18 @@ class Session:
 
     # ------------------------------------------------------------------------------- blocking
     def set_blocked(self, blocked: bool) -> None:
-        """Shown by INFO ``blocked_clients`` (the adapter counts flagged sockets)."""
-        self._sock._blocked = blocked
+        """Shown by INFO ``blocked_clients`` (the adapter counts flagged sockets); nothing once closed (a closed socket
+        is no client of the server's, and it may be gone: :meth:`detach`)."""
+        if not self._closed:
+            self._sock._blocked = blocked
 
     def deliver(self, reply: Any) -> None:
         """Send the reply of the parked command (lock held, any thread): a value, a ReplyError, a
-        BlockSafetyError (an error reply) or another exception (the connection fails with it)."""
+        BlockSafetyError (an error reply) or another exception (the connection fails with it). Nothing once the
+        connection is closed (a registration its close left for later, :meth:`BlockingRegistry.drop`): nobody reads,
+        and the socket may be gone (:meth:`detach`)."""
+        if self._closed:
+            return
         item = access.reply_item(self._sock, reply, self.server.profile)
         if isinstance(item, redis.exceptions.ConnectionError):  # the server drops this connection
             self._push(item, resume=False)
