@@ -50,6 +50,7 @@ from collections import defaultdict
 import pytest
 
 TIMES = defaultdict(list)
+NO_GC = defaultdict(list)  # kind -> CPU seconds of each test less the cyclic collections that ran inside it
 GC_TIMES = defaultdict(float)  # kind -> CPU seconds of the cyclic collections that ran inside its tests
 GC_CLOCK = [0.0, 0.0]  # [total so far, start of the running collection]
 
@@ -70,17 +71,21 @@ def pytest_runtest_protocol(item, nextitem):
     yield
     spec = getattr(item, "callspec", None)
     if spec is not None and "kind" in spec.params:
-        TIMES[spec.params["kind"]].append(time.process_time() - start)
+        elapsed, collecting = time.process_time() - start, GC_CLOCK[0] - gc_start
+        TIMES[spec.params["kind"]].append(elapsed)
+        NO_GC[spec.params["kind"]].append(elapsed - collecting)
         if spec.params["i"]:
-            GC_TIMES[spec.params["kind"]] += GC_CLOCK[0] - gc_start
+            GC_TIMES[spec.params["kind"]] += collecting
 
 
 def pytest_sessionfinish(session):
     for kind, values in sorted(TIMES.items()):
         first, rest = values[0], values[1:]  # the first test of a kind pays its one-time imports
         ordered = sorted(rest)
+        no_gc = NO_GC[kind][1:]
         print(f"KIND {kind} {ordered[len(ordered) // 2] * 1e3:.4f} {len(values)} MEAN {statistics.mean(rest) * 1e3:.4f} "
-              f"FIRST {first * 1e3:.4f} GC {GC_TIMES[kind] / len(rest) * 1e3:.4f}")
+              f"FIRST {first * 1e3:.4f} GC {GC_TIMES[kind] / len(rest) * 1e3:.4f} "
+              f"NOGC {sorted(no_gc)[len(no_gc) // 2] * 1e3:.4f} {statistics.mean(no_gc) * 1e3:.4f}")
 """
 
 PER_TEST = """
@@ -166,6 +171,16 @@ def import_ms() -> float:
     return float("nan")
 
 
+def ratio_line(no_gc: Dict[str, Tuple[float, float]]) -> str:
+    """``fixture ÷ fakeredis fixture`` overhead, median and mean, of the per-test times less the GC's."""
+    if not {"empty", "fakeredis", "fixture"} <= set(no_gc):
+        return "?"
+    (e_med, e_mean), (p_med, p_mean), (f_med, f_mean) = no_gc["empty"], no_gc["fakeredis"], no_gc["fixture"]
+    return (f"fixture {f_med - e_med:.3f} / {f_mean - e_mean:.3f} ms, fakeredis {p_med - e_med:.3f} / {p_mean - e_mean:.3f} "
+            f"ms (median / mean above the empty test): {(f_med - e_med) / (p_med - e_med):.2f}× (median), "
+            f"{(f_mean - e_mean) / (p_mean - e_mean):.2f}× (mean)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tests", type=int, default=300, help="rounds of (empty, fakeredis, fixture) tests")
@@ -189,6 +204,8 @@ def main() -> int:
     found = {m.group(1): (float(m.group(2)), float(m.group(3)), float(m.group(4)))
              for m in re.finditer(r"KIND (\w+) ([\d.]+) \d+ MEAN ([\d.]+) FIRST ([\d.]+) GC ([\d.]+)", out)}
     gc_ms = {m.group(1): float(m.group(2)) for m in re.finditer(r"KIND (\w+) .* GC ([\d.]+)", out)}
+    no_gc = {m.group(1): (float(m.group(2)), float(m.group(3)))
+             for m in re.finditer(r"KIND (\w+) .* NOGC ([\d.]+) ([\d.]+)", out)}
     kinds = {kind: median for kind, (median, _, _) in found.items()}
     means = {kind: mean for kind, (_, mean, _) in found.items()}
     alive = ([None] + list(re.finditer(r"ALIVE=(\d+) RSS_KB=(\d+)", out)))[-1]  # separate: the fixture's session
@@ -214,6 +231,9 @@ def main() -> int:
         "",
         f"* per-test overhead: fixture ÷ fakeredis fixture = {fixture_ms / fakeredis_ms:.2f}× (median), "
         f"{fixture_mean / fakeredis_mean:.2f}× (mean)",
+        "* the same without the cyclic collections that ran inside the tests (each test's CPU time less their time; "
+        "interleaved, a collection lands in whichever kind crosses the allocation threshold): "
+        + ratio_line(no_gc),
         "* cyclic GC inside the tests, mean per test (a collection runs inside whichever test crosses the allocation "
         "threshold, so interleaved kinds pay each other's): " + ", ".join(f"{k} {v:.3f} ms" for k, v in sorted(gc_ms.items())),
         f"* plugin start (a one-test suite, fastest of {args.repeat} CPU times, plugin loaded − `-p no:fake_redis_streams`): "

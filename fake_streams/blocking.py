@@ -126,6 +126,8 @@ class Waiter:
 
 
 QueueKey = Tuple[Any, bytes]  # (database identity, key)
+#: taken to make a registry's condition or timer on first use (rare, never held long)
+_MAKING = threading.Lock()
 
 
 class BlockingRegistry:
@@ -150,9 +152,34 @@ class BlockingRegistry:
         self._pending: Optional[Deque[QueueKey]] = None  # ready keys while serving
         self._pending_set: Set[QueueKey] = set()
         self._seq = itertools.count()
-        self._cond = threading.Condition()
-        self._timer = Timer(self, server.backend.lock)
+        self._cond_made: Optional[threading.Condition] = None  # see _cond
+        self._timer_made: Optional[Timer] = None  # see _timer
+        self._timer_lock = server.backend.lock
         self.closed = False
+
+    # Made on first use: most servers (one per fixture test) never block a client, and a Condition is nine objects
+    # for the cyclic GC to count and walk (issue 13: per-test cost). Made under _MAKING, so every thread gets the same.
+    @property
+    def _cond(self) -> threading.Condition:
+        """Guards the registrations for readers in other threads (``snapshot``, ``wait_until``). O(1)."""
+        cond = self._cond_made
+        if cond is None:
+            with _MAKING:
+                cond = self._cond_made
+                if cond is None:
+                    cond = self._cond_made = threading.Condition()
+        return cond
+
+    @property
+    def _timer(self) -> Timer:
+        """The real-time alarm of this registry (deadlines, safety limits, key expiry). O(1)."""
+        timer = self._timer_made
+        if timer is None:
+            with _MAKING:
+                timer = self._timer_made
+                if timer is None:
+                    timer = self._timer_made = Timer(self, self._timer_lock)
+        return timer
 
     @property
     def _server(self) -> Any:
@@ -554,7 +581,8 @@ class BlockingRegistry:
         """Disarm the timer (its thread ends, at most ~1 s, if no other server uses it). The clients must
         have been released already."""
         self.closed = True
-        self._timer.stop()
+        if self._timer_made is not None:  # never armed: nothing to stop
+            self._timer_made.stop()
 
 
 __all__ = ["BLOCKED", "BlockSafetyError", "BlockedClient", "BlockingRegistry", "DEFAULT_BLOCK_SAFETY_S"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Optional, Tuple
 
 
 class Clock:
@@ -18,32 +18,36 @@ class Clock:
     manual = False
 
     def __init__(self) -> None:
-        self._listeners: List[Callable[[], None]] = []
-        self._listeners_lock = threading.Lock()
+        # replaced, never changed in place (copy on write, under _LISTENERS_LOCK): a clock nobody subscribes to (a
+        # SystemClock per fixture test) allocates nothing for it, and _changed reads it without a lock or a copy
+        self._listeners: Tuple[Callable[[], None], ...] = ()
 
     def now_ms(self) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call ``callback()`` (from the thread that moves the clock) after every change; returns an unsubscribe."""
-        with self._listeners_lock:
-            self._listeners.append(callback)
+        with _LISTENERS_LOCK:
+            self._listeners = self._listeners + (callback,)
 
         def unsubscribe() -> None:
-            with self._listeners_lock:
+            with _LISTENERS_LOCK:
+                listeners = list(self._listeners)
                 try:
-                    self._listeners.remove(callback)
+                    listeners.remove(callback)
                 except ValueError:
-                    pass
+                    return
+                self._listeners = tuple(listeners)
 
         return unsubscribe
 
     def _changed(self) -> None:
-        with self._listeners_lock:
-            listeners = list(self._listeners)
-        for callback in listeners:
+        for callback in self._listeners:
             callback()
 
+
+#: guards every clock's subscriptions (subscribing is rare: a server on a manual clock, once)
+_LISTENERS_LOCK = threading.Lock()
 
 #: ManualClock's own methods: on a SystemClock they raise :class:`SystemClockIsNotManual`
 _MANUAL_ONLY = ("advance", "set", "now")

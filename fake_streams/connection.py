@@ -282,7 +282,13 @@ class FakeStreamsAsyncConnection(_Common, fastpath.AsyncFastPath, _fakeredis.Asy
         sock = self._sock
         if sock is not None:  # fakeredis only forgets it: close it, so a parked read is unregistered
             sock.close()
+        reader, writer = self._reader, self._writer
+        if writer is not None:  # fakeredis forgets its writer unclosed: the writer <-> transport cycle then held the
+            writer.close()  # socket (and the server) for the cyclic GC; closed, it lets go of the socket (issue 13)
         await super().disconnect(nowait=nowait, **kwargs)
+        parser = self._parser  # redis-py's parser keeps its stream (our socket's reader) past on_disconnect, and the
+        if reader is not None and getattr(parser, "_stream", None) is reader:  # parser is a cycle of its own (its
+            parser._stream = None  # bound push handler): let go of it (the next connect gives it the new reader)
 
     async def can_read_destructive(self) -> bool:
         """The pool's check at checkout before redis-py 8 (8 asks ``can_read``, hooked in the fast path): a

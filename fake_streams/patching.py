@@ -328,7 +328,10 @@ _NODE_SLOT: List[Any] = []  # the ``connection_class`` slot member of redis.asyn
 
 def _async_cluster_node() -> Any:
     """``redis.asyncio.cluster.ClusterNode`` when it keeps its connection class in a slot (redis-py >= 4.3), else None;
-    its unpatched slot member is kept in ``_NODE_SLOT`` (an outer patch may have replaced the class attribute)."""
+    its unpatched slot member is kept in ``_NODE_SLOT`` (an outer patch may have replaced the class attribute). The
+    class is looked up once (every fixture test installs and uninstalls a patch: an import statement each time)."""
+    if _NODE_SLOT and _NODE_CLASS:
+        return _NODE_CLASS[0]
     try:
         from redis.asyncio.cluster import ClusterNode
     except ImportError:  # pragma: no cover - redis-py without the asyncio cluster
@@ -338,7 +341,12 @@ def _async_cluster_node() -> Any:
         if member is None or isinstance(member, (property, _Patched)):
             return None
         _NODE_SLOT.append(member)
+    if not _NODE_CLASS:
+        _NODE_CLASS.append(ClusterNode)
     return ClusterNode
+
+
+_NODE_CLASS: List[Any] = []  # redis.asyncio.cluster.ClusterNode, once _async_cluster_node found its slot member
 
 
 def _stocks() -> Tuple[Tuple[type, ...], ...]:

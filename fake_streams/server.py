@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import threading
 import traceback
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 import redis.exceptions
@@ -187,11 +188,9 @@ class FakeStreamsServer:
     ) -> None:
         self.profile: Profile = get_profile(version)
         self.clock: Clock = clock if clock is not None else SystemClock()
-        table = COMMANDS if commands is None else commands
         # a command of a later version (spec.feature) does not exist on this profile: `unknown command`
-        self.commands: Mapping[str, CommandSpec] = {
-            name: cmd for name, cmd in table.items() if cmd.feature is None or self.profile.has(cmd.feature)
-        }
+        self.commands: Mapping[str, CommandSpec] = (_profile_commands(self.profile) if commands is None
+                                                    else _available(commands, self.profile))
         #: unexpected Python exceptions raised by handlers: (command, args, traceback text)
         self.internal_errors: List[Tuple[str, List[bytes], str]] = []
         self.closed = False
@@ -213,8 +212,17 @@ class FakeStreamsServer:
         self._started_ms = self.clock.now_ms()
         #: INFO's counters (commandstats, errorstats, totals; reset by CONFIG RESETSTAT)
         self.stats = info_model.ServerStats()
-        self._info = info_model.InfoRenderer(self.profile, self._started_ms)
+        self._info_renderer: Optional[info_model.InfoRenderer] = None  # see _info
         self._unsubscribe = self.clock.subscribe(self._on_clock_change) if self.clock.manual else None
+
+    @property
+    def _info(self) -> info_model.InfoRenderer:
+        """INFO's renderer (run id, replication id, start time), made at the first INFO: most servers (one per
+        fixture test) never get one, and its ids cost two reads of the OS's random source."""
+        renderer = self._info_renderer
+        if renderer is None:
+            renderer = self._info_renderer = info_model.InfoRenderer(self.profile, self._started_ms)
+        return renderer
 
     @property
     def version(self) -> str:
@@ -498,6 +506,23 @@ class FakeStreamsServer:
                 self.backend.lock.release()
         self.blocking.close()
         self.backend.shutdown()
+
+
+def _available(table: Mapping[str, CommandSpec], profile: Profile) -> Dict[str, CommandSpec]:
+    """The commands of ``table`` that exist on ``profile`` (a command of a later version does not). O(table)."""
+    return {name: cmd for name, cmd in table.items() if cmd.feature is None or profile.has(cmd.feature)}
+
+
+#: profile name -> the default command table as that profile has it (read-only: shared by every server on it)
+_PROFILE_COMMANDS: Dict[str, Mapping[str, CommandSpec]] = {}
+
+
+def _profile_commands(profile: Profile) -> Mapping[str, CommandSpec]:
+    """:func:`_available` of the default table, made once per profile (a server per test would filter it again)."""
+    table = _PROFILE_COMMANDS.get(profile.name)
+    if table is None:
+        table = _PROFILE_COMMANDS[profile.name] = MappingProxyType(_available(COMMANDS, profile))
+    return table
 
 
 def _server_gone() -> BaseException:

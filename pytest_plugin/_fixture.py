@@ -114,7 +114,7 @@ class FakeRedisStreams:
             kwargs = self._client_kwargs({})
             kwargs.update(_url_options(self.url))
             kwargs["connection_class"] = FakeStreamsConnection
-            _without_maint_notifications(kwargs)
+            _without_maint_notifications(kwargs, redis.ConnectionPool)
             self._client = _pool_client(redis.ConnectionPool(server=self.server, **kwargs))
         return self._client
 
@@ -130,9 +130,10 @@ class FakeRedisStreams:
             cluster_client = self.cluster.async_client(**self._client_kwargs(kwargs))
             self._async_clients.append(cluster_client)
             return cluster_client  # type: ignore[no-any-return]
-        client = redis.asyncio.Redis.from_url(
-            self.url, connection_class=FakeStreamsAsyncConnection, server=self.server, **self._client_kwargs(kwargs)
-        )
+        options = self._client_kwargs(kwargs)
+        _without_maint_notifications(options, redis.asyncio.ConnectionPool)
+        client = redis.asyncio.Redis.from_url(self.url, connection_class=FakeStreamsAsyncConnection, server=self.server,
+                                              **options)
         self._async_clients.append(client)
         return client
 
@@ -370,32 +371,33 @@ def _copy_table(table: Any) -> Any:
 _MISSING = object()
 
 
-def _without_maint_notifications(kwargs: Dict[str, Any]) -> None:
-    """Turn off redis-py's (>= 7.0) maintenance notifications on ``.client``'s pool: a fake server never moves or
-    sends them, and our connection classes already leave them out of the handshake. The pool's handler would
-    only cost set-up time (~25 µs a test) and make pool <-> handler and connection <-> handler reference
-    cycles that keep the test's server alive until the cyclic garbage collector runs (issue 13)."""
-    config = _MAINT_CONFIG[0] if _MAINT_CONFIG else _maint_config_class()
+def _without_maint_notifications(kwargs: Dict[str, Any], pool_class: type) -> None:
+    """Turn off redis-py's (>= 7.0) maintenance notifications on a pool of ``pool_class`` (``.client``'s and
+    ``.async_client()``'s): a fake server never moves or sends them, and our connection classes already leave them
+    out of the handshake. The pool's handler would only cost set-up time (~25 µs a test) and make pool <-> handler
+    and connection <-> handler reference cycles that keep the test's server alive until the cyclic garbage
+    collector runs (issue 13)."""
+    config = _MAINT_CONFIG[pool_class] if pool_class in _MAINT_CONFIG else _maint_config_class(pool_class)
     if config is not None and "maint_notifications_config" not in kwargs:
         kwargs["maint_notifications_config"] = config(enabled=False)
 
 
-def _maint_config_class() -> Any:
-    """redis-py's ``MaintNotificationsConfig`` when its ``ConnectionPool`` takes one (None before redis-py 7.0),
-    looked up once."""
+def _maint_config_class(pool_class: type) -> Any:
+    """redis-py's ``MaintNotificationsConfig`` when ``pool_class`` takes one (None before redis-py 7.0, and for the
+    asyncio pool of redis-py versions without asyncio maintenance notifications), looked up once per class."""
     import inspect
 
     try:
         from redis.maint_notifications import MaintNotificationsConfig
     except ImportError:  # pragma: no cover - redis-py < 7.0: no maintenance notifications
         MaintNotificationsConfig = None  # type: ignore[assignment, misc]
-    if "maint_notifications_config" not in inspect.signature(redis.ConnectionPool.__init__).parameters:
+    if "maint_notifications_config" not in inspect.signature(pool_class.__init__).parameters:  # type: ignore[misc]
         MaintNotificationsConfig = None  # type: ignore[assignment, misc]  # pragma: no cover
-    _MAINT_CONFIG.append(MaintNotificationsConfig)
+    _MAINT_CONFIG[pool_class] = MaintNotificationsConfig
     return MaintNotificationsConfig
 
 
-_MAINT_CONFIG: List[Any] = []
+_MAINT_CONFIG: Dict[type, Any] = {}
 
 
 def _new_server(version: str, clock: Clock, address: str) -> FakeStreamsServer:

@@ -229,9 +229,9 @@ def real_url(config: Any) -> Optional[str]:
 
 
 def resolve(config: Any, node: Any = None, **overrides: Any) -> Options:
-    """Options for ``node``: ini/CLI, then its markers (farthest first), then ``overrides``."""
+    """Options for ``node``: ini/CLI, then its markers (farthest first), then ``overrides``. A test without a marker
+    and no overrides gets the session's default Options, built once (nothing changes an Options once made)."""
     __tracebackhide__ = True
-    merged = configured(config)
     explicit: Dict[str, Any] = {}
     if node is not None:
         marks: List[Any] = list(node.iter_markers(MARKER))
@@ -240,8 +240,30 @@ def resolve(config: Any, node: Any = None, **overrides: Any) -> Options:
                 raise TypeError(f"fake_redis_streams takes keyword arguments only; got positional {mark.args!r}")
             explicit.update(mark.kwargs)
     explicit.update(overrides)
+    if not explicit:
+        return _session_default(config)
+    merged = configured(config)
     merged.update(explicit)
     return Options(explicit=explicit, **merged)
+
+
+_DEFAULT: Any = None  # the pytest StashKey of _session_default()'s result (made on first use)
+
+
+def _session_default(config: Any) -> Options:
+    """The Options of ini/CLI alone (a test without a marker), made once per session."""
+    global _DEFAULT
+    stash = getattr(config, "stash", None)
+    if stash is None:  # not a pytest Config (a stand-in): build it
+        return Options(explicit={}, **configured(config))
+    if _DEFAULT is None:
+        import pytest
+
+        _DEFAULT = pytest.StashKey[Options]()
+    options = stash.get(_DEFAULT, None)
+    if options is None:
+        options = stash[_DEFAULT] = Options(explicit={}, **configured(config))
+    return options  # type: ignore[no-any-return]
 
 
 def marker_line() -> str:

@@ -20,7 +20,7 @@ from ..keyaccess import KeyAccess, table_of
 from ..reply import Status
 from ..stream import Stream
 from . import keytouch
-from .compat import CommandItem, FakeServer, SimpleError, SimpleString
+from .compat import CommandItem, SimpleError, SimpleString, new_fake_server
 from .values import StreamValue, _SharedConfig
 
 
@@ -150,7 +150,7 @@ class Backend:
     __slots__ = ("fake", "lock", "_config", "_idmp")
 
     def __init__(self, profile: Any) -> None:
-        self.fake = FakeServer(version=profile.version_tuple, server_type=profile.server)
+        self.fake = new_fake_server(profile.version_tuple, profile.server)
         self.fake._sf_generation = 0  # type: ignore[attr-defined]  # ours, on fakeredis's server: see _GENERATIONS
         self.lock = self.fake.lock
         config = self.fake.config

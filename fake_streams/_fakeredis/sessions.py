@@ -22,7 +22,10 @@ Closing: the socket's ``close`` calls :meth:`Session.request_close` (any thread,
 registration is dropped and a reader still waiting is woken with :data:`CLOSED_BY_CLIENT`. fakeredis's
 own ``close`` (which drops the socket's server and database) waits until no command of this socket is
 running — its own (:meth:`Session.enter` / :meth:`Session.leave` around each command) or a re-run of
-its parked command by another client — and is then done by whoever leaves last.
+its parked command by another client — and is then done by whoever leaves last. Once it is done the session
+holds its socket weakly (:meth:`Session.detach`): the socket and the session no longer form a reference cycle,
+so a closed connection's socket, session and server are freed by reference counting, not by the cyclic garbage
+collector (issue 13: per-test cost).
 
 This module imports nothing from fakeredis; it reaches the socket through :mod:`.access`.
 """
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
 from typing import Any, Callable, List
 
 import redis.exceptions
@@ -139,12 +143,18 @@ class Session:
 
     # ------------------------------------------------------------------------------- blocking
     def set_blocked(self, blocked: bool) -> None:
-        """Shown by INFO ``blocked_clients`` (the adapter counts flagged sockets)."""
-        self._sock._blocked = blocked
+        """Shown by INFO ``blocked_clients`` (the adapter counts flagged sockets); nothing once closed (a closed socket
+        is no client of the server's, and it may be gone: :meth:`detach`)."""
+        if not self._closed:
+            self._sock._blocked = blocked
 
     def deliver(self, reply: Any) -> None:
         """Send the reply of the parked command (lock held, any thread): a value, a ReplyError, a
-        BlockSafetyError (an error reply) or another exception (the connection fails with it)."""
+        BlockSafetyError (an error reply) or another exception (the connection fails with it). Nothing once the
+        connection is closed (a registration its close left for later, :meth:`BlockingRegistry.drop`): nobody reads,
+        and the socket may be gone (:meth:`detach`)."""
+        if self._closed:
+            return
         item = access.reply_item(self._sock, reply, self.server.profile)
         if isinstance(item, redis.exceptions.ConnectionError):  # the server drops this connection
             self._push(item, resume=False)
@@ -218,6 +228,15 @@ class Session:
         if in_fakeredis:
             access.end_fakeredis_block_locked(sock)
 
+    def detach(self, sock: Any) -> None:
+        """The socket is closed (fakeredis's ``close`` done): hold it weakly from now on. The socket holds its session
+        (``_sf_session``), so a strong reference back made a cycle that only the cyclic GC freed, with the server and
+        everything else the session reaches. While the socket lives the proxy reads it as before; once it is gone,
+        only a closed session's holders can still ask (the blocking registry's late drop, a TCP client), and they
+        look at ``alive`` / :meth:`enter` first, which never touch the socket. Idempotent."""
+        if type(self._sock) is not weakref.ProxyType:
+            self._sock = weakref.proxy(sock)
+
     def on_close(self) -> None:
         """Unregister a parked command and wake a reader still waiting for its reply."""
         if not self.alive:
@@ -269,21 +288,21 @@ class AsyncSession(Session):
     def _push(self, item: Any, resume: bool) -> None:
         """Hand ``item`` to the socket's loop: ``call_soon`` from the loop's own thread (a writer task on the
         same loop: no wake-up write to the loop's self-pipe), ``call_soon_threadsafe`` from any other."""
-        queue = self._sock.responses  # captured: close() drops it from the socket, a reader still awaits it
+        sock = self._sock
+        queue = sock.responses  # captured: close() drops it from the socket, a reader still awaits it
         if queue is None:
             return
         loop = self._loop
-        try:
+        try:  # the socket travels with the call: the session holds it weakly once it is closed (detach)
             if loop is _running_loop():
-                self._loop.call_soon(self._finish, queue, item, resume)
+                self._loop.call_soon(self._finish, sock, queue, item, resume)
             else:
-                self._loop.call_soon_threadsafe(self._finish, queue, item, resume)
+                self._loop.call_soon_threadsafe(self._finish, sock, queue, item, resume)
         except RuntimeError:  # the loop is closed: nobody is left to read
             pass
 
-    def _finish(self, queue: Any, item: Any, resume: bool) -> None:
+    def _finish(self, sock: Any, queue: Any, item: Any, resume: bool) -> None:
         """On the socket's loop: queue ``item`` for the reader, then let the parser go on."""
-        sock = self._sock
         access.queue_async(sock, queue, item)
         if resume and self.alive:
             try:

@@ -218,6 +218,15 @@ class StreamsSocketMixin:
     def _sf_close_now(self) -> None:
         if getattr(self, "_server", None) is not None:
             super().close()  # type: ignore[misc]
+        session = self._sf_session
+        if session is not None:  # no socket <-> session cycle left for the cyclic GC (Session.detach)
+            session.detach(self)
+        # the command parser is a generator whose frame holds the socket: a cycle until it is closed (redis-py's sync
+        # disconnect shuts the socket down, which closes it; its asyncio one does not)
+        try:
+            self._parser.close()  # type: ignore[attr-defined]
+        except ValueError:  # "generator already executing": closed from inside a command of its own (rare)
+            pass
 
     def shutdown(self, how: Any) -> None:
         try:

@@ -203,3 +203,78 @@ def test_a_fixture_handle_and_its_server_are_freed_by_reference_counting() -> No
 
     assert _freed_without_the_collector(make)
     assert servers[0]() is None
+
+
+def test_a_used_client_socket_and_session_are_freed_by_reference_counting() -> None:
+    """A closed connection's socket and session form no cycle (the session holds a closed socket weakly), so a test
+    that used ``.client`` leaves no cyclic garbage behind: its server, socket, session and stream go by reference
+    counting when the handle is dropped, and a collection then finds nothing of ours."""
+    import gc
+    import weakref
+
+    from fake_streams._fakeredis.sessions import Session
+    from fake_streams.server import FakeStreamsServer
+    from pytest_plugin._fixture import FakeRedisStreams
+    from pytest_plugin._options import Options
+
+    refs = []
+
+    def make() -> object:
+        handle = FakeRedisStreams(Options())
+        client = handle.client
+        client.xadd("s", {"f": "v"})
+        assert client.xlen("s") == 1
+        sock = client.connection_pool._available_connections[0]._sock
+        refs.extend([weakref.ref(sock), weakref.ref(sock._sf_session), weakref.ref(handle.server)])
+        handle._shutdown()
+        with pytest.raises(redis.exceptions.ConnectionError):  # a use after close: the server's ConnectionError
+            client.xadd("s", {"f": "v"})
+        return handle
+
+    import redis.exceptions
+
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        assert _freed_without_the_collector(make)
+        assert [ref() for ref in refs] == [None, None, None]
+        gc.collect()
+        ours = [o for o in gc.garbage if isinstance(o, (Session, FakeStreamsServer)) or type(o).__name__.startswith("Streams")]
+        assert ours == []
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+
+
+def test_an_asyncio_client_socket_and_session_are_freed_by_reference_counting() -> None:
+    """The same for ``.async_client()``: closed at teardown, nothing of it waits for the cyclic collector."""
+    import asyncio
+    import gc
+    import weakref
+
+    from pytest_plugin._fixture import FakeRedisStreams
+    from pytest_plugin._options import Options
+
+    refs = []
+
+    def make() -> object:
+        handle = FakeRedisStreams(Options())
+
+        async def use() -> None:
+            client = handle.async_client()
+            await client.xadd("s", {"f": "v"})
+            assert await client.xlen("s") == 1
+            conn = client.connection_pool._available_connections[0]
+            refs.extend([weakref.ref(conn._sock._sf_session), weakref.ref(handle.server)])
+
+        asyncio.run(use())
+        handle._shutdown()
+        return handle
+
+    gc.collect()
+    gc.disable()
+    try:
+        make()
+        assert [ref() for ref in refs] == [None, None]
+    finally:
+        gc.enable()

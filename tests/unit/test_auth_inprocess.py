@@ -66,3 +66,29 @@ def test_key_patterns_on_the_direct_path(fast):
     log = admin.acl_log()
     assert log and log[0]["reason"] == "key" and log[0]["object"] == "t1"
     server.close()
+
+
+def test_a_new_server_has_fakeredis_own_default_user_and_leaves_fakeredis_as_it_was():
+    """The backend builds its fakeredis server with the ``+@all`` category lookup answered from a cache
+    (compat.new_fake_server): the default user's rules are exactly those of a FakeServer built by fakeredis, ACL LIST
+    says so, and fakeredis's own lookup is back in place afterwards (its servers and ACL SETUSER use it)."""
+    import fakeredis
+    import fakeredis.model._acl as acl_module
+    from fakeredis.model._command_info import get_commands_by_category
+
+    from fake_streams._fakeredis.compat import new_fake_server
+
+    ours = new_fake_server((7, 4), "redis")
+    theirs = fakeredis.FakeServer(version=(7, 4), server_type="redis")
+    assert vars(ours.acl._user_acl[b"default"]) == vars(theirs.acl._user_acl[b"default"])
+    assert ours.acl.as_rules() == theirs.acl.as_rules()
+    assert acl_module.get_commands_by_category is get_commands_by_category
+    server = FakeStreamsServer()
+    try:
+        client, plain = server.client(), fakeredis.FakeRedis(server=theirs)
+        assert client.acl_list() == plain.acl_list()
+        for r in (client, plain):
+            assert r.acl_setuser("reader", enabled=True, nopass=True, commands=["+@read", "-@all", "+xadd"], keys=["*"])
+        assert client.acl_getuser("reader") == plain.acl_getuser("reader")
+    finally:
+        server.close()
