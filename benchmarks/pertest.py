@@ -1,6 +1,6 @@
 """Per-test cost of the pytest fixture, the plugin's start-up cost, and what ended tests leave alive.
 
-    python benchmarks/pertest.py [--tests 300] [--repeat 5] [--separate] [--out benchmarks/results-pertest.md]
+    python benchmarks/pertest.py [--tests 300] [--repeat 5] [--separate [--pairs 3]] [--out benchmarks/results-pertest.md]
 
 * **per-test cost**: one pytest session (a subprocess) runs ``--tests`` rounds of three tests, interleaved: an
   empty test, a test on a plain fakeredis fixture (``r = fakeredis.FakeRedis(); yield r; r.close()``) and a
@@ -10,8 +10,12 @@
   test (the mean catches costs that land on a few tests only, e.g. cyclic garbage collections; the first test
   of each kind is left out of both and shown apart: it pays the kind's one-time imports). A cyclic collection
   runs inside whichever test crosses the allocation threshold, so interleaved kinds pay each other's collections
-  (the report gives the GC time that fell in each kind's tests); ``--separate`` runs each kind in a session
-  of its own instead, where each pays only its own.
+  (the report gives the GC time that fell in each kind's tests); ``--separate`` runs the two fixtures in
+  sessions of their own instead, as a user's suite runs one of them: a pair of sessions, (empty, fakeredis)
+  and (empty, fixture) interleaved in each, so each fixture pays only its own collections and is measured
+  against the empty test *of its own session* (sessions differ by more than the overhead: a baseline from
+  another session does not cancel); ``--pairs`` pairs, their order alternated, the ratio of each pair and
+  their median reported.
   (Interleaving in one process makes the kinds share the machine's state; CPU time is what other processes
   on a shared machine inflate least.)
 * **plugin start**: a one-test suite that never asks for the fixture, with the plugin loaded and with
@@ -181,53 +185,84 @@ def ratio_line(no_gc: Dict[str, Tuple[float, float]]) -> str:
             f"{(f_mean - e_mean) / (p_mean - e_mean):.2f}× (mean)")
 
 
+Kinds = Dict[str, Dict[str, float]]
+
+
+def parse_kinds(out: str) -> Kinds:
+    """The per-kind figures a per-test session printed (ms): median, mean, first, gc (mean per test), nogc_median,
+    nogc_mean."""
+    pattern = (r"KIND (\w+) ([\d.]+) \d+ MEAN ([\d.]+) FIRST ([\d.]+) GC ([\d.]+) NOGC ([\d.]+) ([\d.]+)")
+    names = ("median", "mean", "first", "gc", "nogc_median", "nogc_mean")
+    return {m.group(1): dict(zip(names, map(float, m.groups()[1:]))) for m in re.finditer(pattern, out)}
+
+
+def overheads(kinds: Kinds, kind: str, empty: Dict[str, float]) -> Tuple[float, float]:
+    """``kind``'s median and mean per-test time above ``empty``'s (ms)."""
+    return kinds[kind]["median"] - empty["median"], kinds[kind]["mean"] - empty["mean"]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tests", type=int, default=300, help="rounds of (empty, fakeredis, fixture) tests")
     ap.add_argument("--repeat", type=int, default=5, help="runs of the plugin-start suites and of -X importtime")
     ap.add_argument("--separate", action="store_true",
-                    help="run each kind in a session of its own instead of interleaving them in one")
+                    help="run the two fixtures in sessions of their own (each beside its own empty test)")
+    ap.add_argument("--pairs", type=int, default=3, help="--separate: pairs of sessions (order alternated)")
     ap.add_argument("--out", help="markdown file to write (default: print only)")
     args = ap.parse_args()
+    pairs: List[Tuple[Kinds, Kinds]] = []  # --separate: (the fakeredis session's kinds, the fixture session's)
     with tempfile.TemporaryDirectory() as tmp:
         per_test = write_suite(tmp, "per_test", {"conftest.py": CONFTEST, "test_per_test.py": PER_TEST.format(n=args.tests),
                                                  "pytest.ini": "[pytest]\n"})
         plain = write_suite(tmp, "plain", {"test_plain.py": PLAIN, "pytest.ini": "[pytest]\n"})
-        if args.separate:  # one session per kind: each pays only its own cyclic collections
-            out = "".join(run_suite(per_test, kinds=kind)[1] for kind in ("empty", "fakeredis", "fixture"))
+        if args.separate:
+            out = ""
+            for n in range(args.pairs):
+                order = ("fakeredis", "fixture") if n % 2 == 0 else ("fixture", "fakeredis")
+                ran = {kind: run_suite(per_test, kinds="empty " + kind)[1] for kind in order}
+                out += ran["fixture"]
+                pairs.append((parse_kinds(ran["fakeredis"]), parse_kinds(ran["fixture"])))
         else:
             _, out = run_suite(per_test)
         starts: Dict[str, List[float]] = {"loaded": [], "not loaded": []}
         for _ in range(args.repeat):
             starts["loaded"].append(run_suite(plain)[0])
             starts["not loaded"].append(run_suite(plain, "-p", "no:fake_redis_streams")[0])
-    found = {m.group(1): (float(m.group(2)), float(m.group(3)), float(m.group(4)))
-             for m in re.finditer(r"KIND (\w+) ([\d.]+) \d+ MEAN ([\d.]+) FIRST ([\d.]+) GC ([\d.]+)", out)}
-    gc_ms = {m.group(1): float(m.group(2)) for m in re.finditer(r"KIND (\w+) .* GC ([\d.]+)", out)}
-    no_gc = {m.group(1): (float(m.group(2)), float(m.group(3)))
-             for m in re.finditer(r"KIND (\w+) .* NOGC ([\d.]+) ([\d.]+)", out)}
-    kinds = {kind: median for kind, (median, _, _) in found.items()}
-    means = {kind: mean for kind, (_, mean, _) in found.items()}
-    alive = ([None] + list(re.finditer(r"ALIVE=(\d+) RSS_KB=(\d+)", out)))[-1]  # separate: the fixture's session
-    fixture_ms, fakeredis_ms = kinds["fixture"] - kinds["empty"], kinds["fakeredis"] - kinds["empty"]
-    fixture_mean, fakeredis_mean = means["fixture"] - means["empty"], means["fakeredis"] - means["empty"]
+    alive = ([None] + list(re.finditer(r"ALIVE=(\d+) RSS_KB=(\d+)", out)))[-1]  # separate: a fixture session's
     start_ms = (min(starts["loaded"]) - min(starts["not loaded"])) * 1000
     imports = [import_ms() for _ in range(args.repeat)]
-    lines = [
-        (f"Three pytest sessions of {args.tests} tests each (empty test; fakeredis fixture; fake_redis_streams), "
-         if args.separate else
-         f"One pytest session of {args.tests} interleaved rounds (empty test, fakeredis fixture, fake_redis_streams), ")
-        +
+    lines = per_test_lines_separate(args, pairs) if args.separate else per_test_lines(args, parse_kinds(out))
+    lines += [
+        f"* plugin start (a one-test suite, fastest of {args.repeat} CPU times, plugin loaded − `-p no:fake_redis_streams`): "
+        f"{start_ms:.1f} ms (loaded: {', '.join(f'{x:.3f}' for x in starts['loaded'])} s; not loaded: "
+        f"{', '.join(f'{x:.3f}' for x in starts['not loaded'])} s); `-X importtime` of pytest_plugin, fastest of "
+        f"{args.repeat}: {min(imports):.1f} ms (median {statistics.median(imports):.1f} ms)",
+        f"* after {(2 if args.separate else 3) * args.tests} tests, gc.collect(): {alive.group(1) if alive else '?'} "
+        f"FakeStreamsServer alive (peak RSS {int(alive.group(2)) // 1024 if alive else '?'} MB)",
+    ]
+    report.emit("\n".join(lines), args.out, "Per-test cost, plugin start, leaks (`python benchmarks/pertest.py`)")
+    return 0
+
+
+def per_test_lines(args: argparse.Namespace, kinds: Kinds) -> List[str]:
+    """The report of one interleaved session of the three kinds."""
+    empty = kinds["empty"]
+    (fixture_ms, fixture_mean), (fakeredis_ms, fakeredis_mean) = (overheads(kinds, "fixture", empty),
+                                                                  overheads(kinds, "fakeredis", empty))
+    no_gc = {kind: (k["nogc_median"], k["nogc_mean"]) for kind, k in kinds.items()}
+    row = "| {} | {median:.3f} | {} | {mean:.3f} | {} | {first:.1f} |"
+    return [
+        f"One pytest session of {args.tests} interleaved rounds (empty test, fakeredis fixture, fake_redis_streams), "
         "CPU time per test (set-up + call + tear-down), median and mean of the rounds after the first (the first "
         "test of a kind pays its one-time imports: shown apart); shared 2-CPU machine",
         "",
         "| test | median CPU ms | above the empty test | mean CPU ms | above the empty test | first test ms |",
         "|---|---:|---:|---:|---:|---:|",
-        f"| empty | {kinds['empty']:.3f} | — | {means['empty']:.3f} | — | {found['empty'][2]:.1f} |",
-        f"| plain fakeredis fixture, XADD + XLEN | {kinds['fakeredis']:.3f} | {fakeredis_ms:.3f} ms | "
-        f"{means['fakeredis']:.3f} | {fakeredis_mean:.3f} ms | {found['fakeredis'][2]:.1f} |",
-        f"| `fake_redis_streams.client`, XADD + XLEN | {kinds['fixture']:.3f} | {fixture_ms:.3f} ms | "
-        f"{means['fixture']:.3f} | {fixture_mean:.3f} ms | {found['fixture'][2]:.1f} |",
+        row.format("empty", "—", "—", **empty),
+        row.format("plain fakeredis fixture, XADD + XLEN", f"{fakeredis_ms:.3f} ms", f"{fakeredis_mean:.3f} ms",
+                   **kinds["fakeredis"]),
+        row.format("`fake_redis_streams.client`, XADD + XLEN", f"{fixture_ms:.3f} ms", f"{fixture_mean:.3f} ms",
+                   **kinds["fixture"]),
         "",
         f"* per-test overhead: fixture ÷ fakeredis fixture = {fixture_ms / fakeredis_ms:.2f}× (median), "
         f"{fixture_mean / fakeredis_mean:.2f}× (mean)",
@@ -235,16 +270,34 @@ def main() -> int:
         "interleaved, a collection lands in whichever kind crosses the allocation threshold): "
         + ratio_line(no_gc),
         "* cyclic GC inside the tests, mean per test (a collection runs inside whichever test crosses the allocation "
-        "threshold, so interleaved kinds pay each other's): " + ", ".join(f"{k} {v:.3f} ms" for k, v in sorted(gc_ms.items())),
-        f"* plugin start (a one-test suite, fastest of {args.repeat} CPU times, plugin loaded − `-p no:fake_redis_streams`): "
-        f"{start_ms:.1f} ms (loaded: {', '.join(f'{x:.3f}' for x in starts['loaded'])} s; not loaded: "
-        f"{', '.join(f'{x:.3f}' for x in starts['not loaded'])} s); `-X importtime` of pytest_plugin, fastest of "
-        f"{args.repeat}: {min(imports):.1f} ms (median {statistics.median(imports):.1f} ms)",
-        f"* after {3 * args.tests} tests, gc.collect(): {alive.group(1) if alive else '?'} FakeStreamsServer alive "
-        f"(peak RSS {int(alive.group(2)) // 1024 if alive else '?'} MB)",
+        "threshold, so interleaved kinds pay each other's): "
+        + ", ".join(f"{kind} {k['gc']:.3f} ms" for kind, k in sorted(kinds.items())),
     ]
-    report.emit("\n".join(lines), args.out, "Per-test cost, plugin start, leaks (`python benchmarks/pertest.py`)")
-    return 0
+
+
+def per_test_lines_separate(args: argparse.Namespace, pairs: List[Tuple[Kinds, Kinds]]) -> List[str]:
+    """The report of ``--separate``'s pairs of sessions: each fixture above the empty test of its own session."""
+    lines = [
+        f"{len(pairs)} pairs of pytest sessions, (empty, fakeredis fixture) and (empty, fake_redis_streams), "
+        f"{args.tests} interleaved rounds each, the pairs' order alternated; CPU time per test (set-up + call + "
+        "tear-down) above the empty test of the same session, median and mean of the rounds after the first; "
+        "each fixture pays only its own cyclic collections; shared 2-CPU machine",
+        "",
+        "| pair | fakeredis above empty, median / mean ms | fixture above empty, median / mean ms | ratio median | "
+        "ratio mean | GC per test, fakeredis / fixture ms |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    medians, means = [], []
+    for n, (plain, ours) in enumerate(pairs, 1):
+        (p_med, p_mean), (f_med, f_mean) = (overheads(plain, "fakeredis", plain["empty"]),
+                                            overheads(ours, "fixture", ours["empty"]))
+        medians.append(f_med / p_med)
+        means.append(f_mean / p_mean)
+        lines.append(f"| {n} | {p_med:.3f} / {p_mean:.3f} | {f_med:.3f} / {f_mean:.3f} | {medians[-1]:.2f}× | "
+                     f"{means[-1]:.2f}× | {plain['fakeredis']['gc']:.3f} / {ours['fixture']['gc']:.3f} |")
+    lines += ["", f"* per-test overhead, fixture ÷ fakeredis fixture, median of the pairs: "
+                  f"{statistics.median(medians):.2f}× (median), {statistics.median(means):.2f}× (mean)"]
+    return lines
 
 
 if __name__ == "__main__":
