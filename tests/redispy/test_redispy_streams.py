@@ -6,10 +6,15 @@
 * The other profiles — "7.4" and every Redis 8.x profile the fake has: every test that is not skipped must
   pass, except the ones in :data:`DOCUMENTED`, each with why the fake is right there.
 
-Marked slow: a run of redis-py's suite is seconds per server (the full run, as .ci/run does, has them all).
+Marked slow: a run of redis-py's suite is seconds per server (the full run, as .ci/run does, has them all). The
+real server's run and the fake's run of a comparison go at once, and so do the profile runs
+(:func:`~tests.redispy.harness.run_suites`: each is a subprocess of its own, with a server of its own).
 """
 
 from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Dict, Iterator
 
 import pytest
 
@@ -18,7 +23,7 @@ from tests.conformance import conftest as _conformance
 from tests.conformance.conftest import TARGETS
 
 from .conftest import RESULTS
-from .harness import FakeServerProcess, redispy_version, run_suite
+from .harness import PARALLEL_RUNS, FakeServerProcess, SuiteRun, redispy_version, run_suite, run_suites
 
 pytestmark = [pytest.mark.slow, pytest.mark.real]
 
@@ -66,11 +71,10 @@ def test_redispy_stream_tests_same_outcomes_as_the_real_server(profile, redispy_
         _conformance.missing_oracle(f"no {kind} server whose exact profile is {profile!r} (tests/conformance/oracles.py)")
     oracle = _conformance.oracle_of(oracle_pool, target)
     oracle.reset()
-    real = run_suite(redispy_source, f"redis://127.0.0.1:{oracle.port}/0")
+    real, fake = run_suites(lambda: run_suite(redispy_source, f"redis://127.0.0.1:{oracle.port}/0"),
+                            lambda: _fake_run(redispy_source, profile))
     oracle.reset()
     RESULTS[f"{oracle.label} (real {oracle.version})"] = real.summary()
-    with FakeServerProcess(profile) as server:
-        fake = run_suite(redispy_source, server.url)
     RESULTS[f"fake, profile {profile}"] = fake.summary()
     _same_outcomes(real, fake, oracle.label)
 
@@ -85,20 +89,39 @@ def test_redispy_stream_tests_on_a_cluster_same_outcomes_as_a_real_cluster(redis
     except LookupError as exc:
         _conformance.missing_oracle(str(exc))
     try:
-        real = run_suite(redispy_source, f"redis://127.0.0.1:{cluster.nodes[0].port}/0", cluster_nodes=3)
+        real, fake = run_suites(
+            lambda: run_suite(redispy_source, f"redis://127.0.0.1:{cluster.nodes[0].port}/0", cluster_nodes=3),
+            lambda: _fake_run(redispy_source, "7.0", cluster=3))
     finally:
         cluster.stop()
     RESULTS["real 3-master cluster (redis 7.0.15)"] = real.summary()
-    with FakeServerProcess("7.0", cluster=3) as server:
-        fake = run_suite(redispy_source, server.url, cluster_nodes=3)
     RESULTS["fake, serve --cluster 3, profile 7.0"] = fake.summary()
     _same_outcomes(real, fake, "cluster")
 
 
+def _fake_run(source: Any, profile: str, cluster: int = 0) -> SuiteRun:
+    """redis-py's stream tests against ``serve --version profile`` (``--cluster`` when ``cluster``)."""
+    with FakeServerProcess(profile, cluster=cluster) as server:
+        return run_suite(source, server.url, cluster_nodes=cluster)
+
+
+@pytest.fixture(scope="module")
+def profile_runs(request: Any, redispy_source: Any) -> Iterator[Dict[str, Future[SuiteRun]]]:
+    """The run on each profile of ALONE this session selected, started together (PARALLEL_RUNS at a time) when
+    the first of those tests asks: profile -> its run (a future)."""
+    selected = [item.callspec.params["profile"] for item in request.session.items
+                if getattr(item, "originalname", "") == "test_redispy_stream_tests_pass_on_the_profile"
+                and hasattr(item, "callspec")]
+    pool = ThreadPoolExecutor(max_workers=PARALLEL_RUNS, thread_name_prefix="redispy-profile")
+    try:
+        yield {profile: pool.submit(_fake_run, redispy_source, profile) for profile in selected}
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 @pytest.mark.parametrize("profile", ALONE)
-def test_redispy_stream_tests_pass_on_the_profile(profile, redispy_source):
-    with FakeServerProcess(profile) as server:
-        run = run_suite(redispy_source, server.url)
+def test_redispy_stream_tests_pass_on_the_profile(profile, profile_runs):
+    run = profile_runs[profile].result()
     RESULTS[f"fake, profile {profile}"] = run.summary()
     failed = {t: run.messages.get(t, "") for t in run.with_outcome("failed") if t not in DOCUMENTED}
     assert not failed, f"redis-py {redispy_version()}'s stream tests failing on profile {profile}:\n" + "\n".join(
