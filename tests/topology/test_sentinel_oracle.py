@@ -400,8 +400,9 @@ def _crash_path(sentinel_address: Any, down: Any) -> List[Any]:
     seen.append(events)
     app = Sentinel([sentinel_address], socket_timeout=2, sentinel_kwargs={"socket_timeout": 2, **at_once})
     seen.append(_outcome(lambda: app.discover_master(MASTER)))
-    for client in (watcher, control, app):
-        client.close()
+    watcher.close()
+    control.close()
+    close_sentinel(app)
     return seen
 
 
