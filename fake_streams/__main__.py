@@ -140,6 +140,7 @@ def _serve(host: str, port: int, version: str, clock_name: str, start_ms: Option
             except OSError as exc:
                 print(f"fake-redis-streams: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
                 return 1
+            _tune_gc()
             print(tcp.url, flush=True)
             profile = server.profile
             print(f"fake-redis-streams: {profile.server} {profile.hello_version} (profile {profile.name}, "

@@ -71,9 +71,9 @@ class KeyAccess:
         except (TypeError, ValueError):
             return default
 
-    def lru_clock(self) -> int:
-        """``LRU_CLOCK()``: the clock's seconds mod 2^24."""
-        return (self._now_ms() // LRU_CLOCK_RESOLUTION) & LRU_CLOCK_MAX
+    def lru_clock(self, now_ms: Optional[int] = None) -> int:
+        """``LRU_CLOCK()``: the clock's seconds mod 2^24 (``now_ms``: the clock's time if the caller has read it)."""
+        return ((self._now_ms() if now_ms is None else now_ms) // LRU_CLOCK_RESOLUTION) & LRU_CLOCK_MAX
 
     def _minutes(self) -> int:
         """``LFUGetTimeInMinutes()``."""
@@ -85,12 +85,9 @@ class KeyAccess:
             return (self._minutes() << 8) | LFU_INIT_VAL
         return self.lru_clock()
 
-    def touch(self, table: Table, key: bytes) -> None:
-        """``lookupKey``'s update of an existing key: one dict store. (The LRU case first, :meth:`refresh` and
-        :meth:`lru_clock` inlined while the policy's value object is the one last read: every command's lookup.)"""
-        if self._config.get(b"maxmemory-policy") is self._policy_raw and not self.lfu:
-            table[key] = (self._now_ms() // LRU_CLOCK_RESOLUTION) & LRU_CLOCK_MAX
-            return
+    def touch(self, table: Table, key: bytes, now_ms: Optional[int] = None) -> None:
+        """``lookupKey``'s update of an existing key: one dict store (``now_ms``: the command's time if taken; the
+        LRU stamp is made from it)."""
         if self.refresh():
             old = table.get(key)
             counter = LFU_INIT_VAL if old is None else self._decayed(old)
@@ -103,7 +100,7 @@ class KeyAccess:
                     counter += 1
             table[key] = (self._minutes() << 8) | counter
         else:
-            table[key] = self.lru_clock()
+            table[key] = self.lru_clock(now_ms)
 
     def touch_many(self, table: Table, key: bytes, times: int, now_ms: Optional[int] = None) -> None:
         """``times`` touches of one key in a row (a run of commands on it); ``now_ms``: the clock's time if the

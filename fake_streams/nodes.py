@@ -28,6 +28,7 @@ LISTPACK_MAX_SIZE = 1 << 30
 LP_EMPTY_BYTES = 6 + 1
 #: the flags of an entry whose field names are the master's (only its values are stored)
 FLAG_SAMEFIELDS = 2
+_NO_LIMIT = 1 << 62  # stream-node-max-entries 0: no entry count fills a node
 
 _U64 = 1 << 64
 _I64_MIN = -(1 << 63)
@@ -168,40 +169,58 @@ class Node:
             max_bytes = LISTPACK_MAX_SIZE
         count, base = self.count, self.base_bytes
         deleted = self.deleted
-        deleted_size = 2 if deleted <= 127 else int_size(deleted)
+        # is_full, with what does not change in the loop taken out: full at `count` entries (`max_entries` counts
+        # the tombstones too), or once base + count's element + payload reaches `room` (deleted's element is in it)
+        full_count = max_entries - deleted if max_entries else _NO_LIMIT
+        room = max_bytes - (2 if deleted <= 127 else int_size(deleted))
         names_now, master_fields, same_tail = self._names, self.master_fields, self._same_tail
+        name = master_fields[0] if len(master_fields) == 1 else None  # the one-field master's (the common case)
         master_ms, master_seq = self.master
-        i, n = start, len(sids)
-        while i < n:
-            if (max_entries and count + deleted >= max_entries) or (
-                    base + (2 if count <= 127 else int_size(count)) + deleted_size + payloads[i] >= max_bytes):
+        last_ms, ms_size = -1, 0  # the flags + ms-delta elements' size of the entry before (entries share an ms)
+        append = stored.append
+        end = len(sids)
+        for i in range(start, end):
+            if count >= full_count or base + payloads[i] + (2 if count <= 127 else int_size(count)) >= room:
+                end = i
                 break
             ms, seq = sids[i]
             fields = batch[i]
-            d = ms - master_ms
-            size = 4 if 0 <= d <= 127 else 2 + int_size(delta(ms, master_ms))  # flags (0 or 2) + ms-delta
+            if ms != last_ms:  # flags (0 or 2) + ms-delta: int_size(delta(…)) inlined for 0 <= d < 2**31
+                d = ms - master_ms
+                if 0 <= d <= 127:
+                    ms_size = 4
+                elif 0 < d <= 2147483647:
+                    ms_size = 5 if d <= 4095 else 6 if d <= 32767 else 7 if d <= 8388607 else 8
+                else:
+                    ms_size = 2 + int_size(delta(ms, master_ms))
+                last_ms = ms
             d = seq - master_seq
-            size += 2 if 0 <= d <= 127 else int_size(delta(seq, master_seq))
-            names = fields[0::2]
-            if names == names_now:  # SAMEFIELDS: only the values are stored
+            size = ms_size + (2 if 0 <= d <= 127 else 3 if -4096 <= d <= 4095 else int_size(delta(seq, master_seq)))
+            if name is not None and len(fields) == 2 and fields[0] == name:  # SAMEFIELDS, one field
+                value = fields[1]
+                m = len(value)
+                base += size + same_tail + (m + 2 if m < 64 and (not m or value[0] not in _INT_START)
+                                            else str_size(value))
+                append((name, value))
+            elif fields[0::2] == names_now:  # SAMEFIELDS: only the values are stored
                 size += same_tail
                 for value in fields[1::2]:
                     m = len(value)
                     size += m + 2 if m < 64 and (not m or value[0] not in _INT_START) else str_size(value)
                 fields[0::2] = master_fields
+                base += size
+                append(tuple(fields))
             else:
-                numfields = len(names)
+                numfields = len(fields) >> 1
                 size += int_size(numfields)
                 for item in fields:
                     size += str_size(item)
-                size += int_size(2 * numfields + 4)
-            base += size
+                base += size + int_size(2 * numfields + 4)
+                append(tuple(fields))
             count += 1
-            stored.append(tuple(fields))
-            i += 1
-        if i > start:
-            self.count, self.base_bytes, self.last_id = count, base, sids[i - 1]
-        return i
+        if end > start:
+            self.count, self.base_bytes, self.last_id = count, base, sids[end - 1]
+        return end
 
     def mark_deleted(self, n: int = 1) -> None:
         """Turn ``n`` live entries into tombstones (flags rewritten in place; same size)."""

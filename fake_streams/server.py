@@ -124,7 +124,9 @@ class _Execution:
         value = keyspace.get(key)
         if value is None:
             return None
-        self._server.access.touch(keyspace.access_table, key)  # before the type check, as the server does
+        # before the type check, as the server does; stamped with the unit's time if it is taken (LRU_CLOCK() is a
+        # cached clock in the server too: the time of the command, not of the lookup)
+        self._server.access.touch(keyspace.access_table, key, self._unit.snapshot_ms)
         if isinstance(value, Stream):
             return value
         raise ReplyError("WRONGTYPE")
@@ -272,25 +274,43 @@ class FakeStreamsServer:
         return redis.asyncio.Redis(connection_pool=pool)
 
     # ------------------------------------------------------------------------------ execution
-    def execute(self, session: Session, spec: CommandSpec, args: List[bytes], argv: Optional[List[bytes]] = None) -> Any:
+    def execute(self, session: Session, spec: CommandSpec, args: List[bytes], argv: Optional[List[bytes]] = None,
+                ctx: Optional[_Execution] = None, now_ms: Optional[int] = None) -> Any:
         """Run ``spec`` with ``args`` (after the command/subcommand name) for ``session``.
 
         The single entry point of every stream command. ``argv`` is the whole command as typed
         (default: the lower-case names + ``args``). Call it with the backend lock held (the adapter
         does). Returns the reply value; raises :class:`ReplyError` for an error reply.
+
+        ``ctx``: a context of this server and session (:meth:`context`) that a connection keeps for its top-level
+        commands (the direct path: one per socket instead of one per command); used only when no execution unit
+        is open (else a fresh context joins that unit). It is re-aimed at this command (argv, the selected
+        database) and its own unit is reset, so what the handler sees is what a fresh one would show; ``now_ms``:
+        the clock's time as the caller has just read it, the unit's snapshot (the command's time: its
+        ``now`` on ``time_snapshot`` profiles, the keys' access stamps on every profile).
         """
         if argv is None:
             argv = [part.encode() for part in spec.name.split("|")] + list(args)
         unit = session.unit
         own_unit = unit is None
         if unit is None:
-            unit = session.unit = ExecUnit()
+            if ctx is not None:
+                unit = session.unit = ctx._unit  # (finish_unit leaves its ready list empty)
+                unit.snapshot_ms = now_ms
+                if unit.ready:  # (left by a finish_unit that raised: a fresh unit would not have them either)
+                    unit.ready = []
+                ctx.argv = argv
+                ctx._keyspace = session.keyspace  # (SELECT changes it between commands)
+            else:
+                unit = session.unit = ExecUnit()
+        else:
+            ctx = None
         try:
             handler = spec.handler  # = _call, inlined: this is the path of every command
             if handler is None:  # a container's own entry: the transport answers for it
                 raise ReplyError("WRONG_ARITY", command=spec.name)
             try:
-                reply = handler(_Execution(self, session, unit, argv), args)
+                reply = handler(ctx or _Execution(self, session, unit, argv), args)
             except ReplyError:
                 raise
             except Exception as exc:
@@ -305,6 +325,11 @@ class FakeStreamsServer:
             if own_unit:
                 session.unit = None
                 self.blocking.finish_unit(unit)
+
+    def context(self, session: Session) -> _Execution:
+        """A context for :meth:`execute`'s ``ctx`` (a connection keeps it for its top-level commands), with its own
+        execution unit."""
+        return _Execution(self, session, ExecUnit(), [])
 
     def _call(
         self, session: Session, unit: ExecUnit, spec: CommandSpec, args: List[bytes], argv: List[bytes],

@@ -57,13 +57,15 @@ from sortedcontainers import SortedDict
 from .entryindex import EntryIndex, Fields
 from .errors import ReplyError
 from .idindex import IdMap
-from .ids import MIN_ID, StreamID, id_of, key_of, keys_of, next_id
+from .ids import MIN_ID, U64_MAX, StreamID, id_of, key_of, keys_of, next_id
 from .nodes import LISTPACK_MAX_SIZE, Node, node_layout, rax_node_count
 from .reply import EntryReply
 
 if TYPE_CHECKING:
     from .groups import ConsumerGroup
     from .idmp import IdmpState
+
+_new_id = tuple.__new__  # StreamID((ms, seq)) without NamedTuple's __new__ (a call per appended entry)
 
 #: a stream entry as the public methods give it: ``(id, [f1, v1, ...])`` (a fresh list)
 Entry = Tuple[StreamID, List[bytes]]
@@ -176,22 +178,28 @@ class Stream:
                 return [self.add_next(batch[0], nows[0], limits)], None
             except ReplyError as exc:
                 return [], exc
-        sid: Optional[StreamID] = self.last_id
+        ms, seq = self.last_id
         sids: List[StreamID] = []
+        encs: List[bytes] = []
         payloads: List[int] = []
         failure: Optional[ReplyError] = None
-        for fields, now in zip(batch, nows):
-            sid = next_id(sid, now)  # type: ignore[arg-type]  # (not None: the loop ends there)
-            if sid is None:
+        for fields, now in zip(batch, nows):  # next_id and the wire form inlined (a loop per entry)
+            if now > ms:
+                ms, seq = now, 0
+            elif seq < U64_MAX:
+                seq += 1
+            elif ms < U64_MAX:
+                ms, seq = ms + 1, 0
+            else:
                 failure = ReplyError("XADD_ID_EXHAUSTED")
                 break
             payload = sum(map(len, fields))
             if payload > LISTPACK_MAX_SIZE:
                 failure = ReplyError("ELEMENTS_TOO_LARGE")
                 break
-            sids.append(sid)
+            sids.append(_new_id(StreamID, (ms, seq)))
+            encs.append(b"%d-%d" % (ms, seq))
             payloads.append(payload)
-        encs = [b"%d-%d" % sid for sid in sids]
         if sids:
             self._add_all(sids, keys_of(sids), encs, batch, payloads, limits)
         return encs, failure

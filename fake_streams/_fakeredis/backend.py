@@ -64,10 +64,8 @@ class Keyspace:
 
     @property
     def access_table(self) -> Dict[bytes, int]:
-        """The database's key access stamps (:mod:`fake_streams.keyaccess`). (``table_of`` once made: inlined, every
-        command's lookup asks.)"""
-        table = getattr(self._db, "_sf_access", None)
-        return table if table is not None else table_of(self._db)
+        """The database's key access stamps (:mod:`fake_streams.keyaccess`)."""
+        return table_of(self._db)
 
     @property
     def ident(self) -> Any:

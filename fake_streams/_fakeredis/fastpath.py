@@ -449,6 +449,7 @@ def _run(sock: Any, session: Any, batch: Any, i: int, table: Dict[Any, _Entry]) 
     try:
         n, fast, fake = len(batch), sock._sf_fast, sock._server
         node = session.server.cluster_node
+        ctx = wall = None  # (made for the first command that is no XADD run: see _context)
         lock = fake.lock
         lock.acquire()
         try:
@@ -476,7 +477,9 @@ def _run(sock: Any, session: Any, batch: Any, i: int, table: Dict[Any, _Entry]) 
                         i = j
                         continue
                 i += 1
-                if _answer(sock, session, _expand(entry, encoded), fast):
+                if ctx is None:
+                    ctx, wall = _context(sock, session)
+                if _answer(sock, session, _expand(entry, encoded), fast, ctx, int(now * 1000) if wall else None):
                     break  # parked: the reply comes through the socket's queue, later commands wait
         finally:
             lock.release()
@@ -485,26 +488,40 @@ def _run(sock: Any, session: Any, batch: Any, i: int, table: Dict[Any, _Entry]) 
     return i
 
 
-def _answer(sock: Any, session: Any, prepared: Tuple[Any, list, list], fast: Any) -> bool:
+def _context(sock: Any, session: Any) -> Tuple[Any, bool]:
+    """The socket's handler context for its top-level commands (``server.context``, kept on the socket), and whether
+    the server's clock is a SystemClock (its ``now_ms`` is ``int(time.time() * 1000)``: the command's time is then
+    what ``_run`` read for fakeredis's ``db.time``). O(1)."""
+    ctx = sock.__dict__.get("_sf_ctx")
+    server = session.server
+    if ctx is None or ctx._session is not session:
+        ctx = sock._sf_ctx = server.context(session)
+    return ctx, type(server.clock) is SystemClock
+
+
+def _answer(sock: Any, session: Any, prepared: Tuple[Any, list, list], fast: Any, ctx: Any = None,
+            now_ms: Optional[int] = None) -> bool:
     """One command as Session.call + fakeredis's ``_decode_result`` would answer it (lock held, session
     entered): its reply or error reply appended to ``fast``; True if it parked instead (its reply will come
     through the socket's queue). ``server.execute`` opens and finishes the execution unit itself when none is
-    open (``depth`` only matters to fakeredis's name lookups). O(1) around the handler."""
+    open (``depth`` only matters to fakeredis's name lookups), in the socket's context ``ctx`` (see
+    ``server.context``) at ``now_ms`` (the server clock's time, read with fakeredis's ``db.time``: one clock
+    read per command). O(1) around the handler."""
     server = session.server
     started = _perf_counter()
+    spec, args, argv = prepared
     try:
-        reply = server.execute(session, *prepared)
+        reply = server.execute(session, spec, args, argv, ctx, now_ms)
     except ReplyError as exc:
         err = error(exc, server.profile)
-        _count(server, prepared[0], started, err.value)
+        _count(server, spec, started, err.value)
         fast.append(sock._decode_error(err))
         return False
     except SimpleError as exc:
-        _count(server, prepared[0], started, exc.value)
+        _count(server, spec, started, exc.value)
         fast.append(sock._decode_error(exc))
         return False
-    spec = prepared[0]  # (= _count's success case, inlined: every direct command)
-    server.stats.called(spec.name, (_perf_counter() - started) * 1e6, None, "write" in spec.flags)
+    _count(server, spec, started, None)
     if reply is BLOCKED:
         sock.pause()
         return True

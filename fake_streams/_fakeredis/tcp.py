@@ -4,10 +4,13 @@ The TCP server parses requests itself (:mod:`fake_streams.tcp.protocol`) and han
 :meth:`TcpClient.run`, in the event loop's thread:
 
 * a plain ``XADD key * field value …`` (the hottest command) on an existing stream without TTL takes the
-  shortest path (:meth:`TcpClient._plain_xadds`: the direct path's conditions, then the engine's append and
-  the command's side effects, with the plain XADDs on the same key right behind it in the input taken along —
-  read in one scan by ``RequestParser.take_run`` and appended in one ``Stream.add_next_run``;
-  tests/tcp/test_hot_xadd.py compares it with the general path);
+  shortest path (:meth:`TcpClient.take_plain_xadds`: the direct path's conditions, with the plain XADDs on the
+  same key right behind it in the input taken along, read in one scan by ``RequestParser.take_run``; then
+  :func:`run_plain_xadds`: the engine's append and the command's side effects; a client sending the same XADD
+  beginning again has it read in that scan alone, :meth:`TcpClient.defer_repeated_xadds`). The loop collects the runs of
+  every client it reads in one pass and has them run together before anything else of the pass runs or is
+  written (one server lock, one ``Stream.add_next_run`` per stream); a client's other requests run as usual,
+  after the batch. tests/tcp/test_hot_xadd.py compares both with the general path;
 * a **stream command** (and PING, redis-benchmark's probe) takes the direct path when nothing could tell it
   from the dispatch path (the
   conditions of :mod:`.fastpath`: no MULTI, pubsub, CLIENT REPLY, faults, ACL restriction, password, paused
@@ -31,7 +34,7 @@ import functools
 import time
 from time import perf_counter
 from time import time as _wall
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 from weakref import WeakKeyDictionary
 
 import redis
@@ -203,13 +206,151 @@ _PING = _Marker("_PING")
 _NAME_CACHE_MAX = 4096
 #: argument counts of a plain XADD the request parser's run scan takes (``XADD key * f v`` with 1 to 3 pairs)
 _PLAIN_XADD_COUNTS = frozenset((5, 7, 9))
+_NO_STARTS: List[int] = []  # (read only)
+
+
+#: one client's plain XADDs on one key taken from its input (:meth:`TcpClient.take_plain_xadds`), waiting for
+#: :func:`run_plain_xadds`: ``(client, argv, batch, starts, keyspace, stream, wire)`` — ``argv`` the first request,
+#: ``batch`` each request's fields (fresh lists, kept by the stream), ``starts`` where each request after the first
+#: starts in the client's parser (to put the undone ones back), ``keyspace`` / ``stream`` the client's database and
+#: the stream at the key when taken (read again under the lock), ``wire`` the client's connection
+PlainXaddRun = Tuple[Any, List[bytes], List[List[bytes]], List[int], Any, Stream, Any]
+
+
+def run_plain_xadds(runs: List[PlainXaddRun]) -> List[Tuple[Any, Any]]:
+    """Append and answer taken runs of plain XADDs (one client's each, in the order they were taken: the order the
+    server would run them in) under one server lock; returns what is left to the general path, in order:
+    ``(wire, argv)`` for a run none of whose requests was done (``argv``, its first request, is to be run; the
+    others are back in its parser) or ``(wire, None)`` for the run whose next request (back in its parser) the
+    engine refused — and every run after the first of those. Loop thread.
+
+    The same conditions and effects as :func:`fastpath._xadd_run` (which the other XADDs take), without its
+    batch triples: read again under the lock, nobody blocked anywhere and no stream keyspace event subscribed
+    (else nothing is done), each run's key the same stream without TTL in its client's database as when it was
+    taken (else that run and those after it are left); per command its own clock read, ID, entry and reply, an
+    error reply in place; once per group of consecutive runs on one stream (nobody can look before the lock is
+    released): WATCH dirtying and fakeredis's wake-ups (``Keyspace.changed``), the key's access stamp (OBJECT
+    IDLETIME / FREQ, one touch per command), INFO commandstats (the group's time shared). An XADD the engine
+    refuses (ID space exhausted, entry too large: nothing changed) ends the work: it and what follows go to the
+    general path, which answers its error. CLIENT LIST's ``cmd`` and Valkey's ``tot-cmds`` follow every command
+    of a run. O(fields) per command: a group is one engine call (``Stream.add_next_run``), each run's replies
+    one buffer.
+    """
+    first = runs[0][0]
+    server, lock, fake = first.server, first._lock, first._fake
+    replies: List[List[Any]] = []  # per run done (in part): its replies
+    entered = 0
+    stop = len(runs)  # the first run left (in part) to the general path
+    stop_at = 0  # its first request left
+    try:
+        for run in runs:
+            if not run[0].session.enter():
+                stop = entered
+                break
+            entered += 1
+        lock.acquire()
+        try:
+            if stop and not server.blocking.has_waiters() and not stream_events_sent(first.sock):
+                now = time.time()  # = fakeredis's per-command db.time
+                for db in fake.dbs.values():
+                    db.time = now
+                clock = server.clock
+                system = type(clock) is SystemClock
+                i = 0
+                while i < stop:
+                    _, argv, batch, _, keyspace, stream, _ = runs[i]
+                    key, ident = argv[1], keyspace.ident
+                    if keyspace.get_lasting(key) is not stream:
+                        stop = i
+                        break
+                    j = i + 1  # the group: the runs on this stream right after it
+                    while j < stop and runs[j][5] is stream and runs[j][1][1] == key and runs[j][4].ident is ident:
+                        j += 1
+                    if j > i + 1:
+                        batch = [fields for run in runs[i:j] for fields in run[2]]
+                    if system:  # its now_ms, from a time read per command (the group's first: now)
+                        nows = [int(now * 1000)]
+                        if len(batch) > 1:
+                            nows += [int(_wall() * 1000) for _ in range(len(batch) - 1)]
+                        now = _wall()
+                    else:
+                        nows = [clock.now_ms() for _ in batch]
+                    started = perf_counter()
+                    ids: List[Any]
+                    failure: Optional[Exception]
+                    try:
+                        ids, failure = stream.add_next_run(batch, nows, stream.node_limits())
+                    except Exception as exc:  # an engine bug: answered as server.execute answers it; the rest left
+                        ids = [ErrorReply(fastpath.xadd_failed(server, error(server._internal_error(
+                            server.router.specs["xadd"], list(argv[1:]), exc), server.profile)).value)]
+                        failure = exc
+                    done = len(ids)
+                    if done:
+                        # an entry was added unless the reply is an error (an internal error is the only reply then)
+                        fastpath.xadd_run_done(server, keyspace, key, done, type(ids[0]) is bytes, started,
+                                               nows[done - 1])
+                    if j == i + 1 and done == len(batch):  # (a run alone, all done)
+                        replies.append(ids)
+                    elif done == len(batch) == j - i:  # (unpipelined clients: one XADD each, all done)
+                        replies += [[one] for one in ids]
+                    else:
+                        at = 0
+                        for k in range(i, j):
+                            size = len(runs[k][2])
+                            if at + size > done:  # refused here: this request on goes to the general path
+                                if at < done:
+                                    replies.append(ids[at:])
+                                stop, stop_at = k, done - at
+                                break
+                            replies.append(ids[at:at + size])
+                            at += size
+                        else:
+                            if failure is not None:  # an engine bug on the group's only entry: the rest left too
+                                stop = j
+                    if failure is not None:
+                        break
+                    i = j
+            else:
+                stop = 0
+        finally:
+            lock.release()
+    finally:
+        for run in runs[:entered]:
+            run[0].session.leave()
+    for run, ids in zip(runs, replies):
+        wire = run[6]
+        count = len(ids)
+        argv = run[1]
+        wire.command = argv if count == 1 else [argv[0], argv[1], b"*", *run[2][count - 1]]
+        wire.commands += count
+        first_id = ids[0]
+        if type(first_id) is not bytes:  # an internal error (the only reply of its run)
+            wire.put_all(ids, wire.protocol)
+        elif count == 1:  # (an unpipelined XADD: its ID's bulk; RESP2 and RESP3 alike)
+            wire.put_encoded(b"$%d\r\n%s\r\n" % (len(first_id), first_id))
+        else:
+            wire.put_bulks(ids, wire.protocol)
+    left: List[Tuple[Any, Any]] = []
+    for k in range(stop, len(runs)):
+        _, argv, _, starts, _, _, wire = runs[k]
+        at = stop_at if k == stop else 0
+        parser = wire.parser
+        if at:  # the request refused, back in the parser with those after it
+            parser.rewind(starts[at - 1])
+        elif starts:
+            parser.rewind(starts[0])
+        left.append((wire, None if at else argv))
+    return left
 
 
 class TcpClient:
     """The fakeredis socket of one TCP client of ``server``, replying through ``wire`` (a ``tcp.Connection``
     with ``peer``/``local`` addresses and ``fd``). All methods run in the event loop's thread."""
 
-    __slots__ = ("sock", "session", "server", "_lock", "_fake", "_names", "_released")
+    __slots__ = ("sock", "session", "server", "_lock", "_fake", "_names", "_released", "_xadd_head")
+
+    #: the loop's batch runner (:meth:`defer_plain_xadds` takes into its batch)
+    run_plain_xadds = staticmethod(run_plain_xadds)
 
     def __init__(self, server: Any, wire: Any) -> None:
         info = {"addr": wire.peer, "laddr": wire.local, "fd": wire.fd}
@@ -229,6 +370,9 @@ class TcpClient:
         self._lock = server.backend.lock
         self._names = _names_of(server.router)
         self._released = False
+        #: ``(head, name, key)`` of this client's last plain XADD run: its requests' bytes up to the ``*``
+        #: (:meth:`defer_repeated_xadds`)
+        self._xadd_head: Optional[Tuple[bytes, bytes, bytes]] = None
 
     # ------------------------------------------------------------------------------ running
     def run(self, argv: Any, parser: Any = None) -> None:
@@ -244,82 +388,69 @@ class TcpClient:
 
     def _plain_xadds(self, argv: Any, spec: Any, parser: Any) -> bool:
         """``XADD key * field value …`` on an existing stream without TTL, and the plain XADDs on the same key
-        right behind it in ``parser`` (a pipeline), each appended and answered with its ID. False: not taken
-        (nothing consumed, changed or counted; the general path runs it).
+        right behind it in ``parser`` (a pipeline), appended and answered now (:meth:`take_plain_xadds` then
+        :func:`run_plain_xadds`). False: not taken (nothing consumed, changed or counted; the general path runs
+        it); True with requests put back in ``parser``: the first of them is one the engine refused (the
+        general path answers its error)."""
+        runs: List[PlainXaddRun] = []
+        if not self.take_plain_xadds(argv, spec, parser, runs):
+            return False
+        undone = run_plain_xadds(runs)
+        if undone and undone[0][1] is not None:  # none done: the general path runs it, the rest behind it
+            return False
+        self.sock._sf_wire.commands -= 1  # the connection counts the request it handed over
+        return True
 
-        The same conditions and effects as :func:`fastpath._xadd_run` (which the other XADDs take), without
-        its batch triples: the direct path's conditions (:meth:`_usable`); no client blocked anywhere and no
-        stream keyspace event subscribed (both read under the lock); per command its own clock read, ID,
-        entry and reply, an error reply in place; once for the run (nobody can look before the lock is
-        released): WATCH dirtying and fakeredis's wake-ups (``Keyspace.changed``), the key's access stamp
-        (OBJECT IDLETIME / FREQ, one touch per command), INFO commandstats (the run's time shared). An XADD
-        the engine refuses (ID space exhausted, entry too large: nothing changed) ends the run and is run
-        again by the general path, which answers its error. CLIENT LIST's ``cmd`` and Valkey's ``tot-cmds``
-        follow every command of the run. O(fields) per command: the followers (the same name, key and ``*``, byte
-        for byte) are read in one scan (``RequestParser.take_run``) and appended in one engine call
-        (``Stream.add_next_run``), their replies queued in one buffer.
-        """
-        if not self._usable():
+    def defer_plain_xadds(self, argv: Any, parser: Any, runs: List[PlainXaddRun]) -> bool:
+        """The loop's pass batch: if ``argv`` is a plain XADD the direct path may take, take it and the plain
+        XADDs on its key behind it in ``parser`` into ``runs`` (answered by :func:`run_plain_xadds`, before
+        anything else of this pass is run or answered). False: nothing taken."""
+        argc = len(argv)
+        if argc < 5 or not argc & 1 or argv[2] != b"*":
             return False
-        session = self.session
-        if not session.enter():
+        spec = self._names.get(argv[0])
+        return spec is not None and spec.handler is _XADD and self.take_plain_xadds(argv, spec, parser, runs)
+
+    def take_plain_xadds(self, argv: Any, spec: Any, parser: Any, runs: List[PlainXaddRun]) -> bool:
+        """Take ``XADD key * field value …`` and the plain XADDs on the same key right behind it in ``parser`` (the
+        same name, key and ``*``, byte for byte: one scan, ``RequestParser.take_run``) into ``runs``, if the direct
+        path's conditions hold (:meth:`_usable`) and, read without the lock (:func:`run_plain_xadds` reads them
+        again under it), nobody is blocked and ``key`` holds a stream without TTL. False: nothing taken.
+        O(bytes of the run)."""
+        if not self._usable() or self.server.blocking.has_waiters():
             return False
-        server, sock, key = self.server, self.sock, argv[1]
-        batch = [argv[3:]]
-        starts: list = []
-        ids: list = []
-        try:
-            lock = self._lock
-            lock.acquire()
-            try:
-                if server.blocking.has_waiters() or stream_events_sent(sock):
-                    return False
-                keyspace = session.keyspace
-                stream = keyspace.get_lasting(key)
-                if not isinstance(stream, Stream):
-                    return False
-                now = time.time()  # = fakeredis's per-command db.time
-                for db in self._fake.dbs.values():
-                    db.time = now
-                if parser is not None and parser.has_input:  # the same XADD's beginning, byte for byte: one scan
-                    name = argv[0]
-                    tails, starts = parser.take_run(b"$%d\r\n%s\r\n$%d\r\n%s\r\n$1\r\n*\r\n" % (
-                        len(name), name, len(key), key), 3, _PLAIN_XADD_COUNTS)
-                    batch += tails
-                clock = server.clock
-                if type(clock) is SystemClock:  # its now_ms, from a time read per command (the first's just made)
-                    nows = [int(now * 1000)]
-                    if starts:
-                        nows += [int(_wall() * 1000) for _ in starts]
-                else:
-                    nows = [clock.now_ms() for _ in batch]
-                started = perf_counter()
-                try:
-                    ids, failure = stream.add_next_run(batch, nows, stream.node_limits())
-                except Exception as exc:  # an engine bug: answered as server.execute answers it; the rest rerun
-                    failure = None
-                    if starts:
-                        parser.rewind(starts[0])
-                        del batch[1:]
-                    ids = [ErrorReply(fastpath.xadd_failed(server, error(server._internal_error(
-                        spec, list(argv[1:]), exc), server.profile)).value)]
-                if failure is not None:  # refused, nothing of it changed: the general path answers it
-                    if not ids:
-                        if starts:
-                            parser.rewind(starts[0])
-                        return False
-                    parser.rewind(starts[len(ids) - 1])
-                done = len(ids)
-                # an entry was added unless the reply is an error (an internal error is the only reply then)
-                fastpath.xadd_run_done(server, keyspace, key, done, type(ids[0]) is bytes, started, nows[done - 1])
-            finally:
-                lock.release()
-        finally:
-            session.leave()
-        wire = sock._sf_wire
-        wire.command = argv if done == 1 else [argv[0], key, b"*", *batch[done - 1]]
-        wire.commands += done - 1  # the connection counts the request it handed over
-        wire.put_all(ids, wire.protocol)
+        key = argv[1]
+        keyspace = self.session.keyspace
+        stream = keyspace.get_lasting(key)
+        if not isinstance(stream, Stream):
+            return False
+        name = argv[0]
+        cached = self._xadd_head
+        if cached is None or cached[1] != name or cached[2] != key:
+            cached = self._xadd_head = (b"$%d\r\n%s\r\n$%d\r\n%s\r\n$1\r\n*\r\n" % (len(name), name, len(key), key),
+                                        name, key)
+        if parser is not None and parser.has_input:
+            tails, starts = parser.take_run(cached[0], 3, _PLAIN_XADD_COUNTS)
+            runs.append((self, argv, [argv[3:], *tails], starts, keyspace, stream, self.sock._sf_wire))
+        else:
+            runs.append((self, argv, [argv[3:]], _NO_STARTS, keyspace, stream, self.sock._sf_wire))
+        return True
+
+    def defer_repeated_xadds(self, parser: Any, runs: List[PlainXaddRun]) -> bool:
+        """:meth:`defer_plain_xadds` for requests that begin as this client's last plain XADD run did (the same name
+        and key, byte for byte: a producer sends the same command again and again), read from ``parser`` in one
+        scan without the general read of the first one (``RequestParser.take_run``). False: nothing taken (not
+        such a request, or the conditions of :meth:`take_plain_xadds` do not hold). O(bytes of the run)."""
+        head, name, key = self._xadd_head  # type: ignore[misc]  # (the caller checked it is set)
+        tails, starts = parser.take_run(head, 3, _PLAIN_XADD_COUNTS)
+        if not tails:
+            return False
+        keyspace = self.session.keyspace
+        stream = keyspace.get_lasting(key)
+        if not self._usable() or self.server.blocking.has_waiters() or not isinstance(stream, Stream):
+            parser.rewind(starts[0])
+            return False
+        runs.append((self, [name, key, b"*", *tails[0]], tails, starts[1:], keyspace, stream, self.sock._sf_wire))
         return True
 
     def _xadd_run(self, argv: Any, spec: Any, parser: Any) -> bool:

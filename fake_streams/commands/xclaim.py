@@ -227,10 +227,7 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
     key, group_name, consumer_name = args[0], args[1], args[2]
     global _last_cursor
     min_idle, start, count, justid = parse_xautoclaim(args[3:])
-    stream = ctx.lookup(key)  # (= require_group, inlined)
-    group = stream.groups.get(group_name) if stream is not None else None
-    if stream is None or group is None:
-        raise ReplyError("NOGROUP", key=key, group=group_name)
+    stream, group = require_group(ctx, key, group_name)
     if count * 16 > _ALLOC_LIMIT_BYTES:
         raise ReplyError("XAUTOCLAIM_COUNT_MEMORY")
 

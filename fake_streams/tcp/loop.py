@@ -6,7 +6,10 @@ if asked), every client socket and a wake-up pipe. Each pass of the loop:
 1. **reads** every readable client (one ``recv`` of up to 64 KiB, more while a large bulk is awaited)
    into its :class:`~fake_streams.tcp.protocol.RequestParser` and runs its complete requests in order
    (:meth:`Connection.process`); after each command, fakeredis's own blocked clients (BLPOP …) that
-   the command woke are re-checked (the server serves them right after the command);
+   the command woke are re-checked (the server serves them right after the command). Plain XADDs (the
+   adapter's ``defer_plain_xadds``) of the clients read in a row wait in the pass's batch and run together
+   (:meth:`TcpServer.run_xadd_batch`) before any other request, reply or write of the pass: the same order
+   and effects as one by one, at a fraction of the cost per command;
 2. takes what other threads handed over (:meth:`TcpServer.post`: replies of engine-parked readers
    served by in-process clients or by the timer thread, pushes, wake-ups of fakeredis waiters,
    CLIENT KILL), runs the requests queued behind a blocked command once it is answered, and expires
@@ -207,6 +210,19 @@ class Connection:
             self.dirty = True
             self.owner.dirty.append(self)
 
+    def put_bulks(self, values: List[bytes], protocol: int) -> None:
+        """Queue the replies of a run of this client's commands that are all bulks (a run of XADDs' IDs): IDs of one
+        length (the common case) joined in one call. O(len(values))."""
+        self.protocol = protocol
+        size = len(values[0])
+        if list(map(len, values)).count(size) == len(values):
+            self.out.append(b"$%d\r\n%s\r\n" % (size, (b"\r\n$%d\r\n" % size).join(values)))
+        else:
+            self.out.append(b"".join([b"$%d\r\n%s\r\n" % (len(v), v) for v in values]))
+        if not self.dirty:
+            self.dirty = True
+            self.owner.dirty.append(self)
+
     def kill(self) -> None:
         """CLIENT KILL (any thread): close once what is queued (the reply to a self-kill) is written."""
         self.owner.post(self, None, self._drop)
@@ -267,13 +283,26 @@ class Connection:
         self.process()
 
     def process(self) -> None:
-        """Run the complete requests buffered, in order, until one blocks or the client is to be closed."""
+        """Run the complete requests buffered, in order, until one blocks or the client is to be closed.
+
+        A run of plain XADDs (the adapter's ``defer_plain_xadds``) joins the pass's batch
+        (:meth:`TcpServer.run_xadd_batch`) instead of running now: every other request — of this client or
+        another —, a protocol error's reply and the pass's writes come after the batch has run, so the commands
+        run and answer in the order they were read."""
         client, parser, owner = self.client, self.parser, self.owner
         state = client.sock  # its _paused: a blocked command (read directly: this loop runs per request)
         while not self.close_after_reply and not state._paused:
+            if (client._xadd_head is not None and owner.batching and self.held is None and owner.busy_running is None
+                    and client.defer_repeated_xadds(parser, owner.xadd_batch)):  # this client's XADD again
+                if not parser.has_input:
+                    break
+                owner.run_xadd_batch()  # what follows in its input runs after its XADDs
+                continue
             try:
                 argv = parser.next() if self.held is None else self._take_held()
             except ProtocolError as exc:
+                if owner.xadd_batch:
+                    owner.run_xadd_batch()
                 self._queue(encode(ErrorReply(b"ERR Protocol error: " + exc.text), 2))
                 self.close_after_reply = True
                 break
@@ -282,28 +311,42 @@ class Connection:
             if not argv:
                 continue
             if owner.busy_running is not None:  # another client's script is busy (TcpServer.serve_while_busy)
+                if owner.xadd_batch:
+                    owner.run_xadd_batch()
                 if self._answer_while_busy(argv, client):
                     continue
                 break
-            self.command = argv
-            owner.running = self
-            try:
-                client.run(argv, parser)
-                self.commands += 1
-            except Exception:  # a bug below us: this client is dropped, the server goes on
-                owner._record_error()
-                self._drop()
-                break
-            finally:
-                owner.running = None
-            if owner._after_command:
-                owner.release_after_command()
-            if owner.rechecks:
-                owner.run_rechecks()
+            if owner.batching and client.defer_plain_xadds(argv, parser, owner.xadd_batch):
+                if not parser.has_input:
+                    break
+                owner.run_xadd_batch()  # what follows in its input runs after its XADDs
+                continue
+            if owner.xadd_batch:
+                owner.run_xadd_batch()
+            self.run_request(argv)
             if client.gone:
                 self._drop()
             elif not parser.has_input and self.held is None:  # nothing more to read: next() would answer None
                 break
+
+    def run_request(self, argv: List[bytes]) -> None:
+        """Run one request now (its replies queued), then what the server does after a command: the replies held
+        back while it ran, fakeredis's blocked clients it woke. A bug below drops this client only."""
+        owner = self.owner
+        self.command = argv
+        owner.running = self
+        try:
+            self.client.run(argv, self.parser)
+            self.commands += 1
+        except Exception:  # a bug below us: this client is dropped, the server goes on
+            owner._record_error()
+            self._drop()
+        finally:
+            owner.running = None
+        if owner._after_command:
+            owner.release_after_command()
+        if owner.rechecks:
+            owner.run_rechecks()
 
     def _take_held(self) -> List[bytes]:
         held, self.held = self.held, None
@@ -363,6 +406,11 @@ class TcpServer:
         self.dirty: List[Connection] = []  # to write at the end of this pass (in order of first output)
         self.rechecks: List[Any] = []  # fakeredis waiters to re-check after the current command
         self.running: Optional[Connection] = None  # whose command runs now (loop thread)
+        #: the pass's batch of plain-XADD runs taken from the clients' input (:meth:`run_xadd_batch`)
+        self.xadd_batch: List[Any] = []
+        self._run_plain_xadds: Optional[Callable[[List[Any]], List[Tuple[Any, Any]]]] = getattr(
+            client_factory, "run_plain_xadds", None)
+        self.batching = self._run_plain_xadds is not None  # runs join the batch (off while it is being undone)
         self.busy_running: Optional[Connection] = None  # whose busy script runs during serve_while_busy
         self._deferred: List[Connection] = []  # clients whose requests wait for a busy script's end
         self.errors: List[str] = []  # tracebacks of exceptions a command raised (its client was dropped); last 100
@@ -460,6 +508,36 @@ class TcpServer:
         for conn, data, action in held:
             self.post(conn, data, action)
 
+    def run_xadd_batch(self) -> None:
+        """Run the pass's batch of plain-XADD runs (loop thread; before anything else of the pass is run or
+        written): appended and answered together under one server lock (the adapter's ``run_plain_xadds``), in
+        the order they were read. What the adapter leaves (a run the engine refused, a blocked client or a
+        keyspace event subscriber appeared meanwhile) runs one by one through the general path, in order, its
+        clients' later requests behind it. O(commands of the batch)."""
+        batch, self.xadd_batch = self.xadd_batch, []
+        assert self._run_plain_xadds is not None
+        try:
+            left = self._run_plain_xadds(batch)
+        except Exception:  # a bug below us: the batch's clients are dropped (as one client's is), the server goes on
+            self._record_error()
+            for run in batch:
+                run[6]._drop()
+            return
+        if not left:
+            return
+        self.batching = False
+        try:
+            for conn, argv in left:
+                if conn.closed:
+                    continue
+                if argv is not None:
+                    conn.run_request(argv)
+                    if conn.client.gone:
+                        conn._drop()
+                conn.process()
+        finally:
+            self.batching = True
+
     def call_at(self, when: float, callback: Callable[[], None]) -> None:
         """Run ``callback`` in the loop thread at monotonic time ``when`` (loop thread only)."""
         heapq.heappush(self._timers, (when, next(self._timer_seq), callback))
@@ -506,7 +584,6 @@ class TcpServer:
         if conn.closed:
             return
         conn.closed = True
-        self.connections.pop(conn.fd, None)
         self._poller.unregister(conn.fd)
         try:
             conn.sock.close()
@@ -515,6 +592,7 @@ class TcpServer:
         client, conn.waiter = conn.client, None
         if client is not None:
             client.release()
+        self.connections.pop(conn.fd, None)  # last: a client counted as gone has released what it held
 
     # ------------------------------------------------------------------------------------ loop
     _ready: List[Connection]
@@ -530,11 +608,13 @@ class TcpServer:
                     self._after_reads()
                 except Exception:  # a bug: recorded; the loop (every other client) goes on
                     self._record_error()
-                    self.dirty, self._ready, self.rechecks = [], [], []
+                    self.dirty, self._ready, self.rechecks, self.xadd_batch = [], [], [], []
         finally:
             self._shutdown()
 
     def _after_reads(self) -> None:
+        if self.xadd_batch:  # the reads' XADDs run (and are answered) first
+            self.run_xadd_batch()
         inbox = self._inbox
         while inbox:
             self._deliver(*inbox.popleft())
@@ -552,6 +632,8 @@ class TcpServer:
             for conn in ready:
                 if not conn.closed and conn.client.resume():
                     conn.process()
+        if self.xadd_batch:
+            self.run_xadd_batch()
         dirty = self.dirty
         if dirty:
             self.dirty = []
@@ -578,6 +660,8 @@ class TcpServer:
         self.busy_running, self.running = running, None  # replies of this pass are not the command's: sent now
         try:
             self._poller.wait(0.001, self._handler_failed)
+            if self.xadd_batch:
+                self.run_xadd_batch()
             dirty, self.dirty = self.dirty, []
             for conn in reversed(dirty):
                 conn.dirty = False

@@ -217,23 +217,40 @@ class RequestParser:
         ``startswith`` and one slice and dict look-up per bulk after ``head``."""
         tails: List[List[bytes]] = []
         starts: List[int] = []
-        if self._argv is not None or self._need or self._error is not None or self.limits.max_bulk_len < max(
-                99, len(head)):
-            return tails, starts
         buf, at = self._buf, self._pos
+        count = _COUNT_LINES.get(buf[at:at + 4])
+        if (count not in counts or not buf.startswith(head, at + 4) or self._argv is not None or self._need
+                or self._error is not None or self.limits.max_bulk_len < max(99, len(head))):
+            return tails, starts  # (the first request checked before any set-up: most calls that take none end here)
         size, shift = len(buf), 4 + len(head)
-        get = _COUNT_LINES.get
-        while at < size:
-            count = get(buf[at:at + 4])
-            if count not in counts or not buf.startswith(head, at + 4):
-                break
+        get, bulk = _COUNT_LINES.get, _BULK_LINES.get
+        startswith, add_tail, add_start = buf.startswith, tails.append, starts.append
+        while True:  # (_short_bulks inlined: this loop runs per request of a pipeline)
+            pos = at + shift
             tail: List[bytes] = []
-            end = _short_bulks(buf, at + shift, count - skip, tail)
-            if end < 0:
-                break
-            tails.append(tail)
-            starts.append(at)
-            at = end
+            for _ in range(count - skip):
+                length = bulk(buf[pos:pos + 4])
+                if length is None:
+                    length = bulk(buf[pos:pos + 5])
+                    if length is None:
+                        break
+                    pos += 5
+                else:
+                    pos += 4
+                end = pos + length
+                if end + 2 > size:
+                    break
+                tail.append(buf[pos:end])
+                pos = end + 2
+            else:
+                add_tail(tail)
+                add_start(at)
+                at = pos
+                if at < size:
+                    count = get(buf[at:at + 4])
+                    if count in counts and startswith(head, at + 4):
+                        continue
+            break
         self._pos = at
         return tails, starts
 

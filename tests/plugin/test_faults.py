@@ -184,9 +184,9 @@ def test_unarmed_faults_keep_the_direct_path(fake_redis_streams, monkeypatch):
     direct = []
     answer = fastpath._answer
 
-    def counting(sock, session, prepared, fast):
+    def counting(sock, session, prepared, fast, *context):
         direct.append(bytes(prepared[2][0]))
-        return answer(sock, session, prepared, fast)
+        return answer(sock, session, prepared, fast, *context)
 
     monkeypatch.setattr(fastpath, "_answer", counting)
     r = fake_redis_streams.client

@@ -305,6 +305,23 @@ def test_a_bug_in_one_command_drops_only_its_client(server, raw, monkeypatch):
         assert len(handle.errors) == 1 and "RuntimeError: a bug" in handle.errors[0]
 
 
+def test_a_bug_in_the_xadd_batch_drops_its_clients_only(server, raw, monkeypatch):
+    from fake_streams._fakeredis import TcpClient
+
+    def broken(runs):
+        raise RuntimeError("a batch bug")
+
+    monkeypatch.setattr(TcpClient, "run_plain_xadds", staticmethod(broken))
+    with serve(server) as handle:
+        victim, bystander = raw(handle.port), raw(handle.port)
+        assert victim.call("XADD", "s", "1-0", "f", "v") == b"$3\r\n1-0\r\n"  # an explicit ID: not a plain XADD
+        victim.send("XADD", "s", "*", "f", "v")
+        assert victim.sock.recv(1) == b""  # dropped (a timeout would raise), not left waiting for a reply
+        assert bystander.call("PING") == b"+PONG\r\n"
+        assert bystander.call("XLEN", "s") == b":1\r\n"
+        assert len(handle.errors) == 1 and "RuntimeError: a batch bug" in handle.errors[0]
+
+
 def test_a_large_reply_to_a_slow_reader(served, raw):
     """A reply larger than the socket buffers goes out in pieces as the client reads (no copy per piece)."""
     c = raw(served.port)

@@ -124,6 +124,25 @@ def test_serve_process_stops_cleanly(sig):
             proc.communicate()
 
 
+def test_serve_tunes_its_collector():
+    """``serve`` moves what startup made out of the collected generations and collects the young one every 20,000
+    new containers (fake_streams.__main__._tune_gc): a process of its own, run until stopped (here at once)."""
+    proc = python_process(
+        "import contextlib, gc, threading\n"
+        "import fake_streams.__main__ as cli\n"
+        "@contextlib.contextmanager\n"
+        "def stop_at_once():\n"
+        "    stop = threading.Event()\n"
+        "    stop.set()\n"
+        "    yield stop\n"
+        "cli._stop_on_signals = stop_at_once\n"
+        "assert cli.main(['serve', '--port', '0']) == 0\n"
+        "print(gc.get_threshold(), gc.get_freeze_count() > 1000)\n")
+    out, err = proc.communicate(timeout=WAIT_S)
+    assert proc.returncode == 0, err
+    assert out.splitlines()[-1] == "(20000, 20, 10) True"
+
+
 def test_serve_reports_a_busy_port(served, capsys):
     from fake_streams.__main__ import main
 

@@ -41,9 +41,9 @@ def direct_calls(monkeypatch):
     calls = []
     answer, xadd_run = fastpath._answer, fastpath._xadd_run
 
-    def counting_answer(sock, session, prepared, fast):
+    def counting_answer(sock, session, prepared, fast, *context):
         calls.append(bytes(prepared[2][0]))
-        return answer(sock, session, prepared, fast)
+        return answer(sock, session, prepared, fast, *context)
 
     def counting_xadd_run(sock, session, batch, i, n, fast, table):
         end = xadd_run(sock, session, batch, i, n, fast, table)
@@ -224,6 +224,52 @@ def test_blocked_reader_woken_by_direct_xadd(direct_calls):
     assert got == [[[b"s", [(sid, {b"f": b"v"})]]]]
     assert direct_calls == [b"XREAD", b"XADD"]  # the blocking XREAD itself parked through the direct path
     server.close()
+
+
+def test_kept_socket_context_answers_as_a_fresh_one(direct_calls):
+    # the direct path keeps one handler context per socket (server.context / execute(ctx=…)) instead of one per
+    # command: re-aimed at each command (argv in error texts, the selected database), its unit's time snapshot
+    # taken afresh (a moved clock shows in the next command's IDs and idle times), blocked readers served at the
+    # end of each command; the same replies as the dispatch path, which builds a fresh context every time
+    def steps(server, r):
+        out = [r.xadd("s", {"f": "v"}), r.xgroup_create("s", "g", "0"), r.xreadgroup("g", "c", {"s": ">"})]
+        server.clock.advance(250)
+        out += [r.xadd("s", {"f": "w"}), r.xpending_range("s", "g", "-", "+", 10),
+                r.xautoclaim("s", "g", "c2", 100, "0-0"), r.xinfo_consumers("s", "g")]
+        out.append(_outcome(lambda c: c.execute_command("XADD", "s", "*", "odd"), r))  # argv in the error text
+        out.append(_outcome(lambda c: c.xgroup_create("nokey", "g", "0"), r))
+        for sub in ("CREATE", "create"):  # the subcommand as typed, quoted in the error text (after another command)
+            out.append(r.xlen("s"))
+            out.append(_outcome(lambda c, sub=sub: c.execute_command(f"XGROUP {sub}", "s", "g2", "0", "BOGUS"), r))
+        r.execute_command("SELECT", "1")
+        out += [r.xlen("s"), r.xadd("s", {"f": "db1"}, id="5-0"), r.xrange("s")]
+        r.execute_command("SELECT", "0")
+        out += [r.xlen("s"), r.object("idletime", "s")]
+        server.clock.advance(3000)
+        out += [r.object("idletime", "s"), r.xlen("s"), r.object("idletime", "s")]
+        reader = server.client()
+        got = []
+        t = threading.Thread(target=lambda: got.append(reader.xread({"s": "$"}, block=0)))
+        t.start()
+        server.wait_until_blocked(1)
+        out.append(r.xadd("s", {"f": "wake"}, id="9999999-0"))
+        t.join(5)  # real-time: the reader thread ends as soon as it is served
+        out += [got, r.xlen("s")]
+        return out
+
+    outs, contexts = [], []
+    for fast in (True, False):
+        server = _server(fast)
+        r = server.client()
+        try:
+            outs.append(steps(server, r))
+            conn, = r.connection_pool._available_connections  # (one thread: one connection ran every step)
+            contexts.append(conn._sock.__dict__.get("_sf_ctx"))
+        finally:
+            server.close()
+    assert outs[0] == outs[1]
+    assert contexts[0] is not None and contexts[1] is None  # one kept context served the direct commands
+    assert direct_calls.count(b"XADD") >= 4 and b"XAUTOCLAIM" in direct_calls
 
 
 def test_blocking_read_parks_and_times_out_on_manual_clock(direct_calls):
