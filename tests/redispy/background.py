@@ -55,6 +55,7 @@ class Jobs:
         self._futures: Dict[str, Future] = {}
         self._thread: Optional[threading.Thread] = None
         self._stopping = False
+        self._stopped = threading.Event()
 
     def add(self, key: str, job: Job) -> None:
         with self._lock:
@@ -88,6 +89,9 @@ class Jobs:
         set_thread_niceness(BACKGROUND_NICENESS)
         while (taken := self._take()) is not None:
             self._make(*taken)
+        # idle until the session ends: a thread that ended in the middle of another test would change the
+        # thread count some tests compare (tests/tcp/test_loop.py)
+        self._stopped.wait()
 
     def result(self, key: str, job: Job) -> Outcome:
         """The outcome of job ``key`` (registered now when it was not): made here if nobody started it; while it is
@@ -108,6 +112,7 @@ class Jobs:
                 self._futures[key].cancel()
             self._pending.clear()
             thread = self._thread
+        self._stopped.set()
         if thread is not None and thread.is_alive():
             stop_all_runs()
             thread.join(STOP_WAIT_S)  # real-time: the running job's servers stop once its subprocesses are gone
