@@ -1,8 +1,7 @@
-"""Fixtures of the redis-py suite harness: the session's oracles (shared with tests/conformance) and the counts.
-
-``redispy_source`` fetches redis-py's tests once per session (:func:`tests.redispy.harness.redispy_source`);
-without them (offline, no PyPI) the tests skip with the reason, and fail with FAKE_STREAMS_REQUIRE_REAL=1 (CI
-reaches PyPI). The terminal summary prints each run's counts (``RESULTS``).
+"""The redis-py suite harness's session hooks: the runs start in the background once the collection ends
+(:mod:`tests.redispy.background`; the first job fetches redis-py's tests, :func:`tests.redispy.harness.redispy_source`:
+without them — offline, no PyPI — the tests skip with the reason, and fail with FAKE_STREAMS_REQUIRE_REAL=1; CI
+reaches PyPI), and stop at the session's end; the terminal summary prints each run's counts (``RESULTS``).
 """
 
 from __future__ import annotations
@@ -11,22 +10,19 @@ from typing import Dict, List
 
 import pytest
 
-from tests.conformance import conftest as _conformance
-from tests.conformance.conftest import oracle_pool  # noqa: F401  (fixture)
-
-from .harness import redispy_source as _fetch
+from . import background
 from .harness import redispy_version
 
 #: "redis-py 8.1.0 stream tests on <what>" -> "N passed, N failed, N skipped"
 RESULTS: Dict[str, str] = {}
 
 
-@pytest.fixture(scope="session")
-def redispy_source():
-    root, why = _fetch()
-    if root is None:
-        _conformance.missing_oracle(why)
-    return root
+def pytest_collection_finish(session: pytest.Session) -> None:
+    background.start(session.items, session.config)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    background.stop()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:

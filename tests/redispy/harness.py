@@ -11,7 +11,12 @@ redis-py from PyPI (``pip download --no-binary``) at test time and keeps its ``t
 The tests run in a subprocess (``python -m pytest <their files> -k test_x --redis-url=…``) with their own
 conftest, fixtures, skip markers and pytest settings (the sdist's pyproject.toml: ``asyncio_mode = auto``); the
 installed redis-py is the client (the sdist's ``redis/`` is not extracted). The outcome of every test is read
-from a JUnit XML report.
+from a JUnit XML report. Those subprocesses keep their bytecode (pytest's rewritten test modules included) in a
+cache directory of their own (:func:`pycache_env`), so only the first run compiles redis-py's two large test
+files. Every subprocess this module starts is known to :func:`stop_all_runs` until it ends (tests/redispy
+makes its runs in a background thread, :mod:`tests.redispy.background`, which stops them at the session's end),
+and runs at the niceness its thread asked for (:func:`set_thread_niceness`: the background thread's runs take
+only the CPU the session leaves idle).
 
 This module knows how to fetch, serve and run; the expectations are in ``test_redispy_streams.py``.
 """
@@ -24,6 +29,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +48,42 @@ SELECT = "test_x"
 DOWNLOAD_TIMEOUT_S = 180
 RUN_TIMEOUT_S = 600
 SERVE_TIMEOUT_S = 30
+#: the subprocesses started here that have not ended yet (see :func:`stop_all_runs`)
+_LIVE: set[subprocess.Popen] = set()
+_LIVE_LOCK = threading.Lock()
+_THREAD = threading.local()
+
+
+def set_thread_niceness(niceness: int) -> None:
+    """The subprocesses this thread starts from now on run under ``nice -n niceness`` (where ``nice`` exists)."""
+    _THREAD.niceness = niceness
+
+
+def _niced(argv: List[str]) -> List[str]:
+    niceness = getattr(_THREAD, "niceness", 0)
+    nice = shutil.which("nice") if niceness else None
+    return [nice, "-n", str(niceness), *argv] if nice else argv
+
+
+def _started(proc: subprocess.Popen) -> subprocess.Popen:
+    with _LIVE_LOCK:
+        _LIVE.add(proc)
+    return proc
+
+
+def _ended(proc: subprocess.Popen) -> None:
+    with _LIVE_LOCK:
+        _LIVE.discard(proc)
+
+
+def stop_all_runs() -> None:
+    """Terminate every subprocess of this module still running (a suite run, a served fake): the calls waiting
+    on them return (a run then raises: it produced no report)."""
+    with _LIVE_LOCK:
+        procs = list(_LIVE)
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
 
 
 def redispy_version() -> str:
@@ -51,6 +93,16 @@ def redispy_version() -> str:
 def _cache_dir() -> Path:
     root = os.environ.get(CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "fake-redis-streams")
     return Path(root) / f"redis-py-{redispy_version()}"
+
+
+def pycache_env(env: Dict[str, str]) -> Dict[str, str]:
+    """``env`` for a subprocess of this harness that writes and reuses bytecode in the cache directory
+    (``PYTHONPYCACHEPREFIX``), also where PYTHONDONTWRITEBYTECODE is set: without it every run of redis-py's
+    suite compiles and assertion-rewrites its test files again (seconds of CPU per run). Nothing is written next
+    to any source file."""
+    out = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    out["PYTHONPYCACHEPREFIX"] = str(_cache_dir().parent / "pycache")
+    return out
 
 
 def _has_tests(root: Path) -> bool:
@@ -121,8 +173,8 @@ class FakeServerProcess:
         argv = [sys.executable, "-m", "fake_streams", "serve", "--port", "0", "--version", self.profile]
         if self.cluster:
             argv += ["--cluster", str(self.cluster)]
-        self.proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
-                                     stdin=subprocess.DEVNULL)
+        self.proc = _started(subprocess.Popen(_niced(argv), cwd=REPO, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+                                              stdin=subprocess.DEVNULL, env=pycache_env(dict(os.environ))))
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().strip()  # blocks until the server listens (or exits)
         if not line.startswith("redis://"):
@@ -146,6 +198,7 @@ class FakeServerProcess:
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         self._stderr.close()
+        _ended(self.proc)
         self.proc = None
 
 
@@ -177,11 +230,19 @@ def run_suite(source: Path, url: str, cluster_nodes: int = 0) -> SuiteRun:
         argv = [sys.executable, "-m", "pytest", *TEST_FILES, *cluster, "-k", SELECT, f"--redis-url={url}", "-q",
                 "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:fake_redis_streams",
                 "-W", "ignore", f"--junitxml={report}"]
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
-        done = subprocess.run(argv, cwd=source, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, env=env)
-        log = done.stdout[-4000:] + done.stderr[-2000:]
+        env = pycache_env({k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")})
+        proc = _started(subprocess.Popen(_niced(argv), cwd=source, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                         stdin=subprocess.DEVNULL, env=env))
+        try:
+            stdout, stderr = proc.communicate(timeout=RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+        finally:
+            _ended(proc)
+        log = stdout[-4000:] + stderr[-2000:]
         if not report.is_file():
-            raise RuntimeError(f"redis-py's tests produced no report (exit {done.returncode}):\n{log}")
+            raise RuntimeError(f"redis-py's tests produced no report (exit {proc.returncode}):\n{log}")
         run = _parse_junit(report.read_text())
     run.log = log
     if not run.outcomes:

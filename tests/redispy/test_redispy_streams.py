@@ -6,19 +6,28 @@
 * The other profiles — "7.4" and every Redis 8.x profile the fake has: every test that is not skipped must
   pass, except the ones in :data:`DOCUMENTED`, each with why the fake is right there.
 
-Marked slow: a run of redis-py's suite is seconds per server (the full run, as .ci/run does, has them all).
+Marked slow: a run of redis-py's suite is seconds per server (the full run, as .ci/run does, has them all). Each
+test's runs are one job (:func:`job_of`), made in the background while the session runs other tests
+(:mod:`tests.redispy.background`); a comparison's real server is one of its own (a private
+:class:`~tests.conformance.oracles.OraclePool`), not the session's shared one, which other tests use meanwhile.
 """
 
 from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Optional, Tuple
 
 import pytest
 
 from fake_streams.profiles import PROFILES
 from tests.conformance import conftest as _conformance
 from tests.conformance.conftest import TARGETS
+from tests.conformance.oracles import OraclePool
 
+from . import background
 from .conftest import RESULTS
-from .harness import FakeServerProcess, redispy_version, run_suite
+from .harness import FakeServerProcess, SuiteRun, redispy_source, redispy_version, run_suite
 
 pytestmark = [pytest.mark.slow, pytest.mark.real]
 
@@ -46,6 +55,99 @@ def _oracle_target(kind: str, profile: str):
     return None
 
 
+_SOURCE_LOCK = threading.Lock()
+
+
+def _source() -> Tuple[Optional[Path], str]:
+    """redis-py's tests (fetched once, whichever thread asks first), or why they cannot be had."""
+    with _SOURCE_LOCK:
+        return redispy_source()
+
+
+def _fake_run(source: Path, profile: str, cluster: int = 0) -> SuiteRun:
+    """redis-py's stream tests against ``serve --version profile`` (``--cluster`` when ``cluster``)."""
+    with FakeServerProcess(profile, cluster=cluster) as server:
+        return run_suite(source, server.url, cluster_nodes=cluster)
+
+
+def _oracle_job(profile: str) -> background.Outcome:
+    """The real server's run (a server of the job's own) and the fake's run on ``profile``."""
+    source, why = _source()
+    if source is None:
+        return background.Outcome(missing=why)
+    kind = WITH_ORACLE[profile]
+    target = _oracle_target(kind, profile)
+    if target is None:
+        return background.Outcome(
+            missing=f"no {kind} server whose exact profile is {profile!r} (tests/conformance/oracles.py)")
+    pool = OraclePool()
+    try:
+        oracle = pool.get(target)
+    except LookupError as exc:
+        pool.stop_all()
+        return background.Outcome(missing=str(exc))
+    try:
+        real = run_suite(source, f"redis://127.0.0.1:{oracle.port}/0")
+    finally:
+        pool.stop_all()
+    fake = _fake_run(source, profile)
+    return background.Outcome((real, fake), label=oracle.label,
+                              labels={f"{oracle.label} (real {oracle.version})": real.summary(),
+                                      f"fake, profile {profile}": fake.summary()})
+
+
+def _cluster_job() -> background.Outcome:
+    """A real 3-master Redis 7.0.15 cluster's run and ``serve --cluster 3 --version 7.0``'s run."""
+    from tests.topology.real_cluster import RealCluster
+
+    source, why = _source()
+    if source is None:
+        return background.Outcome(missing=why)
+    try:
+        cluster = RealCluster(3)
+    except LookupError as exc:
+        return background.Outcome(missing=str(exc))
+    try:
+        real = run_suite(source, f"redis://127.0.0.1:{cluster.nodes[0].port}/0", cluster_nodes=3)
+    finally:
+        cluster.stop()
+    fake = _fake_run(source, "7.0", cluster=3)
+    return background.Outcome((real, fake), labels={"real 3-master cluster (redis 7.0.15)": real.summary(),
+                                                   "fake, serve --cluster 3, profile 7.0": fake.summary()})
+
+
+def _profile_job(profile: str) -> background.Outcome:
+    source, why = _source()
+    if source is None:
+        return background.Outcome(missing=why)
+    run = _fake_run(source, profile)
+    return background.Outcome((run,), labels={f"fake, profile {profile}": run.summary()})
+
+
+def job_of(item: Any) -> Optional[Tuple[str, background.Job]]:
+    """The job (name, function) whose runs ``item`` (a test of this module) asserts on."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    name = getattr(item, "originalname", "")
+    if name == "test_redispy_stream_tests_same_outcomes_as_the_real_server":
+        return f"oracle {params['profile']}", lambda profile=params["profile"]: _oracle_job(profile)
+    if name == "test_redispy_stream_tests_on_a_cluster_same_outcomes_as_a_real_cluster":
+        return "cluster", _cluster_job
+    if name == "test_redispy_stream_tests_pass_on_the_profile":
+        return f"profile {params['profile']}", lambda profile=params["profile"]: _profile_job(profile)
+    return None
+
+
+def _outcome(request: Any) -> background.Outcome:
+    """This test's job's outcome (a missing server: skipped, or failed with FAKE_STREAMS_REQUIRE_REAL=1)."""
+    named = job_of(request.node)
+    assert named is not None, request.node.nodeid
+    outcome = background.JOBS.result(*named)
+    if outcome.missing:
+        _conformance.missing_oracle(outcome.missing)
+    RESULTS.update(outcome.labels)
+    return outcome
+
+
 def _same_outcomes(real, fake, label: str) -> None:
     """Every redis-py test has the same outcome on the real server and on the fake, and every failure of the real
     one is in :data:`DOCUMENTED`."""
@@ -59,47 +161,22 @@ def _same_outcomes(real, fake, label: str) -> None:
 
 
 @pytest.mark.parametrize("profile", sorted(WITH_ORACLE))
-def test_redispy_stream_tests_same_outcomes_as_the_real_server(profile, redispy_source, oracle_pool):
-    kind = WITH_ORACLE[profile]
-    target = _oracle_target(kind, profile)
-    if target is None:
-        _conformance.missing_oracle(f"no {kind} server whose exact profile is {profile!r} (tests/conformance/oracles.py)")
-    oracle = _conformance.oracle_of(oracle_pool, target)
-    oracle.reset()
-    real = run_suite(redispy_source, f"redis://127.0.0.1:{oracle.port}/0")
-    oracle.reset()
-    RESULTS[f"{oracle.label} (real {oracle.version})"] = real.summary()
-    with FakeServerProcess(profile) as server:
-        fake = run_suite(redispy_source, server.url)
-    RESULTS[f"fake, profile {profile}"] = fake.summary()
-    _same_outcomes(real, fake, oracle.label)
+def test_redispy_stream_tests_same_outcomes_as_the_real_server(profile, request):
+    outcome = _outcome(request)
+    real, fake = outcome.runs
+    _same_outcomes(real, fake, outcome.label)
 
 
-def test_redispy_stream_tests_on_a_cluster_same_outcomes_as_a_real_cluster(redispy_source):
+def test_redispy_stream_tests_on_a_cluster_same_outcomes_as_a_real_cluster(request):
     """redis-py's stream tests in cluster mode (its ``RedisCluster`` clients, sync and asyncio) against a real
     3-master Redis 7.0.15 cluster and against ``serve --cluster 3 --version 7.0``: the same outcome per test."""
-    from tests.topology.real_cluster import RealCluster
-
-    try:
-        cluster = RealCluster(3)
-    except LookupError as exc:
-        _conformance.missing_oracle(str(exc))
-    try:
-        real = run_suite(redispy_source, f"redis://127.0.0.1:{cluster.nodes[0].port}/0", cluster_nodes=3)
-    finally:
-        cluster.stop()
-    RESULTS["real 3-master cluster (redis 7.0.15)"] = real.summary()
-    with FakeServerProcess("7.0", cluster=3) as server:
-        fake = run_suite(redispy_source, server.url, cluster_nodes=3)
-    RESULTS["fake, serve --cluster 3, profile 7.0"] = fake.summary()
+    real, fake = _outcome(request).runs
     _same_outcomes(real, fake, "cluster")
 
 
 @pytest.mark.parametrize("profile", ALONE)
-def test_redispy_stream_tests_pass_on_the_profile(profile, redispy_source):
-    with FakeServerProcess(profile) as server:
-        run = run_suite(redispy_source, server.url)
-    RESULTS[f"fake, profile {profile}"] = run.summary()
+def test_redispy_stream_tests_pass_on_the_profile(profile, request):
+    (run,) = _outcome(request).runs
     failed = {t: run.messages.get(t, "") for t in run.with_outcome("failed") if t not in DOCUMENTED}
     assert not failed, f"redis-py {redispy_version()}'s stream tests failing on profile {profile}:\n" + "\n".join(
         f"  {t}\n    {m}" for t, m in failed.items())

@@ -16,6 +16,8 @@
   unless told).
 * :data:`RETRY_ASKS_SENTINEL` — whether a Sentinel-managed connection (sync or asyncio) that reconnects inside a
   command's retry asks the sentinels again (before 6.1) or reconnects to the address it had (6.1 on).
+* :func:`default_retry_without_waits` — a sync client's default retry (attempts, errors) without its
+  backoff waits.
 * :func:`aclose` — ``await aclose(client)``: ``aclose()`` where the asyncio client has it (redis-py >= 5.0.1),
   else ``close()``.
 """
@@ -120,3 +122,20 @@ def async_failover_retry() -> Dict[str, Any]:
     from redis.backoff import NoBackoff
 
     return {"retry": Retry(NoBackoff(), 3), "retry_on_error": [redis.exceptions.ConnectionError]}
+
+
+def default_retry_without_waits() -> Dict[str, Any]:
+    """kwargs for a sync client (or a Sentinel's ``sentinel_kwargs``) that keep this redis-py's default retry of a
+    failed command — as many attempts, on the same errors — without the waits between them (6.0 on: retries with
+    an exponential backoff of up to seconds; before 6.0 no retry, and then nothing changes): for a test that
+    compares what a client ends with against a server that is gone, not how long it waited."""
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    probe = redis.Redis()  # no connection is made
+    retry = probe.get_connection_kwargs().get("retry")
+    probe.close()
+    retries = getattr(retry, "_retries", 0)
+    if retry is None or not retries:
+        return {}
+    return {"retry": Retry(NoBackoff(), retries, tuple(getattr(retry, "_supported_errors", ())))}

@@ -22,6 +22,20 @@ from tests.conformance.oracles import Oracle, _find_redis_server, _find_valkey_s
 
 WAIT_S = 30.0  # real-time bound for the real deployment to agree on its state
 MASTER = "mymaster"
+#: every node's extra arguments: a master starts the full sync of a replica at once (the default waits 5 s for more
+#: replicas to join a diskless transfer: at the start and again after each failover, when the new master syncs the
+#: old one)
+NODE_ARGS = ("--repl-diskless-sync-delay", "0")
+#: and a Valkey 9 replica loads that transfer as it reads it: by default it saves it to disk in a background thread,
+#: whose end the main thread notices at its next replication cron, up to 1 s later
+VALKEY_NODE_ARGS = NODE_ARGS + ("--repl-diskless-load", "swapdb")
+#: the SENTINEL DEBUG periods (ms) the failover oracles set on the real sentinel and on the fake alike. A sentinel
+#: converts an old master that came back as a master at an INFO refresh more than 4 × PUBLISH-PERIOD after it
+#: reported that role (sentinelRefreshInstanceInfo, Redis 7.0 and Valkey 9.1 alike), and it sees the converted
+#: replica's link come up at its next INFO: with the defaults (INFO-PERIOD 10000, PUBLISH-PERIOD 2000) that is
+#: 10 s, then 10 s more; with these, about 1.1 s, then 0.1 s. The window between the switch and the conversion
+#: (1 s) stays long enough for the steps an oracle takes inside it.
+FAST_PERIODS = ("INFO-PERIOD", "100", "PUBLISH-PERIOD", "250")
 #: SENTINEL MASTER / REPLICAS fields whose values are history: times since the last ping / INFO / role change,
 #: and the replication offset
 HISTORY_FIELDS = frozenset({b"last-ok-ping-reply", b"last-ping-reply", b"info-refresh", b"role-reported-time",
@@ -60,6 +74,16 @@ def start_sentinel(binary: str, master_port: int, quorum: int = 1, server_mode: 
         last = Path(workdir, "server.log").read_text(errors="replace")[-2000:]
         oracle.stop()
     raise RuntimeError(f"could not start redis-sentinel ({binary}); last log:\n{last}")
+
+
+def shorten_periods(address: Tuple[str, int]) -> Any:
+    """``SENTINEL DEBUG`` :data:`FAST_PERIODS` on the sentinel at ``address`` (a real one or a fake one reached
+    through the patched network): its reply."""
+    control = redis.Redis(host=address[0], port=address[1], socket_timeout=5)
+    try:
+        return control.execute_command("SENTINEL", "DEBUG", *FAST_PERIODS)
+    finally:
+        control.close()
 
 
 def _pairs(reply: Any) -> Dict[bytes, Any]:
@@ -104,9 +128,11 @@ class RealSentinel:
         self.nodes: List[Oracle] = []
         self.sentinel: Optional[Oracle] = None
         try:
-            master = Oracle.start(kind, server)
+            node_args = VALKEY_NODE_ARGS if kind == "valkey" else NODE_ARGS
+            master = Oracle.start(kind, server, extra=node_args)
             self.nodes.append(master)
-            self.nodes.append(Oracle.start(kind, server, extra=("--replicaof", "127.0.0.1", str(master.port))))
+            self.nodes.append(Oracle.start(kind, server, extra=node_args + ("--replicaof", "127.0.0.1",
+                                                                            str(master.port))))
             self.sentinel = start_sentinel(sentinel, master.port, server_mode=kind == "valkey")
             self.wait_settled()
         except BaseException:
@@ -232,5 +258,5 @@ def role_offsets(reply: Any) -> Any:
     return reply
 
 
-__all__ = ["HISTORY_FIELDS", "MASTER", "RealSentinel", "find_sentinel", "normaliser", "role_offsets",
-           "start_sentinel"]
+__all__ = ["FAST_PERIODS", "HISTORY_FIELDS", "MASTER", "NODE_ARGS", "RealSentinel", "VALKEY_NODE_ARGS", "find_sentinel",
+           "normaliser", "role_offsets", "shorten_periods", "start_sentinel"]

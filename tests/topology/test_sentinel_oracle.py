@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import inspect
 import time
-from typing import Any, Iterator, List, Optional
+from typing import Any, Iterator, List, Optional, Tuple
 
 import pytest
 import redis
@@ -30,9 +30,15 @@ from fake_streams import FakeStreamsConnection, ManualClock
 from fake_streams.patching import PoolPatch
 from fake_streams.topology.sentinel import FakeSentinel
 from tests.conformance.oracles import protocol_kwargs, require_real
-from tests.support.redis_compat import RETRY_ASKS_SENTINEL, aclose, async_failover_retry, close_sentinel
+from tests.support.redis_compat import (
+    RETRY_ASKS_SENTINEL,
+    aclose,
+    async_failover_retry,
+    close_sentinel,
+    default_retry_without_waits,
+)
 
-from .real_sentinel import MASTER, WAIT_S, RealSentinel, normaliser, role_offsets
+from .real_sentinel import FAST_PERIODS, MASTER, WAIT_S, RealSentinel, normaliser, role_offsets, shorten_periods
 from .test_cluster_oracle import Topologies
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]  # a real deployment takes seconds to settle
@@ -295,14 +301,15 @@ def _until_switched(events: List[Any]) -> List[Any]:
 
 
 def _client_path(sentinels: Any, failover: Any, settle: Any, replicated: Any) -> List[Any]:
-    """A redis-py Sentinel client's life through a failover: a stream with a group and a PEL, a failover, the
-    hang-up, the rediscovery; READONLY where the old master is now a replica; the events the sentinel published."""
+    """A redis-py Sentinel client's life through a failover (the sentinel's periods shortened first:
+    :data:`~tests.topology.real_sentinel.FAST_PERIODS`): a stream with a group and a PEL, a failover, the hang-up,
+    the rediscovery; READONLY where the old master is now a replica; the events the sentinel published."""
     app = Sentinel(sentinels, socket_timeout=5)
     watcher = redis.Redis(host=sentinels[0][0], port=sentinels[0][1], socket_timeout=5).pubsub()
     watcher.psubscribe("*")
     assert watcher.get_message(timeout=5)["type"] == "psubscribe"  # real-time: bounded wait for the confirmation
     master, replica = app.master_for(MASTER), app.slave_for(MASTER)
-    seen: List[Any] = []
+    seen: List[Any] = [shorten_periods(sentinels[0])]
     try:
         step = seen.append
         step(_outcome(lambda: master.xadd("orders", {"sku": "A"}, id="1-1")))
@@ -374,8 +381,10 @@ def test_failover_as_a_sentinel_client_sees_it(kind: str) -> None:
 
 def _crash_path(sentinel_address: Any, down: Any) -> List[Any]:
     """SIMULATE-FAILURE crash-after-election, then FAILOVER: the reply, the events a subscriber got, and what a
-    Sentinel client finds afterwards."""
-    control = redis.Redis(host=sentinel_address[0], port=sentinel_address[1], socket_timeout=5)
+    Sentinel client finds afterwards. The clients retry as redis-py's default does, without its backoff waits (those
+    are seconds of real time against a server that is gone, on either side)."""
+    at_once = default_retry_without_waits()
+    control = redis.Redis(host=sentinel_address[0], port=sentinel_address[1], socket_timeout=5, **at_once)
     watcher = control.pubsub()
     watcher.psubscribe("*")
     assert watcher.get_message(timeout=5)["type"] == "psubscribe"  # real-time: bounded wait for the confirmation
@@ -389,10 +398,11 @@ def _crash_path(sentinel_address: Any, down: Any) -> List[Any]:
         events.append("hung up")
     down()
     seen.append(events)
-    app = Sentinel([sentinel_address], socket_timeout=2)
+    app = Sentinel([sentinel_address], socket_timeout=2, sentinel_kwargs={"socket_timeout": 2, **at_once})
     seen.append(_outcome(lambda: app.discover_master(MASTER)))
-    for client in (watcher, control, app):
-        client.close()
+    watcher.close()
+    control.close()
+    close_sentinel(app)
     return seen
 
 
@@ -471,13 +481,16 @@ def _as_map(reply: Any) -> Any:
     return reply if isinstance(reply, dict) else dict(zip(reply[::2], reply[1::2]))
 
 
-async def _conversion_path(mode: str, sentinel_address: Any, failover: Any, convert: Any,
-                           ports: List[int]) -> List[Any]:
-    """A Sentinel client (``mode`` "sync" or "asyncio") through a forced failover, step by step as it sees it: the
-    switch (the old master is still a master: which node answers, ROLE, a write, its connections), then the old
-    master's conversion (``convert()``: on the real deployment, waited for; on the fake, the clock moved): what a
-    read blocked there gets, where the next commands go, the old master's ROLE and connections, the sentinel's
-    events after ``+switch-master``. ``ports``: old master, new master."""
+async def _conversion_path(mode: str, sentinel_address: Any, failover: Any, convert: Any, refresh: Any,
+                           ports: List[int]) -> Tuple[List[Any], float]:
+    """A Sentinel client (``mode`` "sync" or "asyncio") through a forced failover, step by step as it sees it (the
+    sentinel's periods shortened first: :data:`~tests.topology.real_sentinel.FAST_PERIODS`): the switch (the old
+    master is still a master: which node answers, ROLE, a write, its connections), then the old master's conversion
+    (``convert()``: on the real deployment, waited for; on the fake, the clock moved): what a read blocked there
+    gets, where the next commands go, the old master's ROLE and connections; then (``refresh()``: on the real
+    deployment, waited for; on the fake, the clock moved by an INFO-PERIOD) the sentinel's next INFO of the
+    converted replica (``+role-change``); the sentinel's events after ``+switch-master``. ``ports``: old master, new
+    master. Returns the steps and the seconds (real time) from the switch seen to the conversion seen."""
     old_port, new_port = ports
     if mode == "asyncio":
         app: Any = redis.asyncio.sentinel.Sentinel([sentinel_address], socket_timeout=5)
@@ -486,16 +499,23 @@ async def _conversion_path(mode: str, sentinel_address: Any, failover: Any, conv
         app = Sentinel([sentinel_address], socket_timeout=5)
         kwargs = {"retry": Retry(NoBackoff(), 3), "retry_on_error": [redis.exceptions.ConnectionError]}
     master = app.master_for(MASTER, client_name="app", **kwargs)
-    # the waiter's read stays blocked through the real deployment's 10 s wait (a reply timeout would end it first)
+    # the waiter's read stays blocked through the real deployment's wait (a reply timeout would end it first)
     waiter = app.master_for(MASTER, client_name="waiter", **{**kwargs, "socket_timeout": WAIT_S})
     watcher = redis.Redis(host=sentinel_address[0], port=sentinel_address[1], socket_timeout=5).pubsub()
     watcher.psubscribe("*")
     assert watcher.get_message(timeout=5)["type"] == "psubscribe"  # real-time: bounded wait for the confirmation
-    seen: List[Any] = []
+    seen: List[Any] = [shorten_periods(sentinel_address)]
     step = seen.append
 
     def pool_ports(client: Any) -> List[int]:
         return [c.port for c in client.connection_pool._available_connections]
+
+    sentinel = redis.Redis(host=sentinel_address[0], port=sentinel_address[1], socket_timeout=5)
+
+    def old_entry() -> Any:
+        """The sentinel's view of the old master (SENTINEL REPLICAS: the fields of _VIEW)."""
+        entries = [_as_map(r) for r in sentinel.execute_command("SENTINEL", "REPLICAS", MASTER)]
+        return [{k: e[k] for k in _VIEW if k in e} for e in entries if e[b"port"] == str(old_port).encode()]
 
     try:
         step(await _outcome_of(lambda: master.xadd("orders", {"sku": "A"}, id="1-1")))
@@ -508,18 +528,13 @@ async def _conversion_path(mode: str, sentinel_address: Any, failover: Any, conv
                                                               {"orders": ">"}, block=0))
         await _poll(lambda: _blocked_clients(old_port) == 1, "the waiter blocked on the master")
         failover()
-        sentinel = redis.Redis(host=sentinel_address[0], port=sentinel_address[1], socket_timeout=5)
         await _poll(lambda: sentinel.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER)[1]
                     == str(new_port).encode(), "the sentinel names the new master")
+        switched = time.monotonic()
         # the sentinel's view of the old master: a replica that still reports the master role, linked to nobody
-        def old_entry() -> Any:
-            entries = [_as_map(r) for r in sentinel.execute_command("SENTINEL", "REPLICAS", MASTER)]
-            return [{k: e[k] for k in _VIEW if k in e} for e in entries if e[b"port"] == str(old_port).encode()]
-
         # (a real sentinel lists it at +switch-master and sees its role at its first INFO, a moment later)
         await _poll(lambda: [e.get(b"role-reported") for e in old_entry()] == [b"master"], "the old master listed")
         step(("window", old_entry()))
-        sentinel.close()
         # the switch: the old master is still a master, and the client's connection there serves on
         step(("window", role_offsets(await _outcome_of(lambda: master.execute_command("ROLE"))), pool_ports(master)))
         step(("window", await _outcome_of(lambda: master.xpending("orders", "billing"))))
@@ -528,6 +543,10 @@ async def _conversion_path(mode: str, sentinel_address: Any, failover: Any, conv
         convert()
         await _poll(lambda: _role(old_port)[:1] == [b"slave"] and _role(old_port)[3] == b"connected",
                     "the old master converted and linked")
+        window_s = time.monotonic() - switched
+        # the conversion hung up on the client's connections there: a moment for the event loop to read those EOFs
+        # (as it had, with the default periods, through the 10 s the replica's link then took to come up)
+        await asyncio.sleep(0.05)  # real-time: the hang-ups reach an asyncio client's streams
         step(("converted", _role(old_port)))
         step(("converted", await _outcome_of(lambda: master.xack("orders", "billing", "1-1")), pool_ports(master)))
         step(("converted", await _outcome_of(lambda: master.xadd("orders", {"sku": "B"}, id="2-1"))))
@@ -536,6 +555,9 @@ async def _conversion_path(mode: str, sentinel_address: Any, failover: Any, conv
         except redis.exceptions.RedisError as exc:
             step(("blocked read", type(exc).__name__, str(exc)))
         step(("converted", await _outcome_of(lambda: master.xpending("orders", "billing")), _names(old_port)))
+        refresh()  # the sentinel's next INFO of the converted replica: +role-change, one INFO-PERIOD later
+        await _poll(lambda: [e.get(b"role-reported") for e in old_entry()] == [b"slave"],
+                    "the sentinel saw the old master's new role")
         events = []
         while (message := watcher.get_message(timeout=0.5)) is not None:  # real-time: the events already sent
             events.append((message["channel"], message["data"]))
@@ -543,43 +565,48 @@ async def _conversion_path(mode: str, sentinel_address: Any, failover: Any, conv
         step(("events", events[channels.index(b"+switch-master") + 1:]))
     finally:
         watcher.close()
+        sentinel.close()
         for client in (master, waiter):
             await (aclose(client) if mode == "asyncio" else _call(client.close()))
-    return seen
+    return seen, window_s
 
 
 @pytest.mark.parametrize("mode", ["sync", "asyncio"])
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_conversion_as_a_sentinel_client_sees_it(kind: str, mode: str) -> None:
     """The old master between the switch and its conversion, and after it, as a Sentinel client sees it, on the
-    real deployment (it converts the old master about 10 s after the switch) and on the fake (the same wait on its
-    ManualClock). On redis-py 6.1 and later a blocked read (sync or asyncio) retries on the old address, now a
-    replica (ConnectionError "The previous master is now a slave"); before 6.1 it asks the sentinel and blocks
-    again on the new master (tests/support/redis_compat.py ``RETRY_ASKS_SENTINEL``): each side shows what
+    real deployment (with FAST_PERIODS it converts the old master about 1.1 s after the switch; 10 s with the
+    default periods) and on the fake (the same periods set, the same wait on its ManualClock). On redis-py 6.1 and
+    later a blocked read (sync or asyncio) retries on the old address, now a replica (ConnectionError "The previous
+    master is now a slave"); before 6.1 it asks the sentinel and blocks again on the new master (tests/support/redis_compat.py ``RETRY_ASKS_SENTINEL``): each side shows what
     this redis-py does, and they must agree."""
     deployment = _start_real(kind)
     try:
         assert deployment.sentinel is not None
         real_ids, real_ports = deployment.ids(), deployment.ports
-        started = time.monotonic()
 
         def real_failover() -> None:
             deployment.wait_replicated()
             deployment.sentinel.command("SENTINEL", "FAILOVER", MASTER)  # type: ignore[union-attr]
 
-        real = asyncio.run(_conversion_path(mode, ("127.0.0.1", deployment.sentinel.port), real_failover,
-                                            lambda: None, real_ports[:2]))
-        real_seconds = time.monotonic() - started
+        real, real_window_s = asyncio.run(_conversion_path(mode, ("127.0.0.1", deployment.sentinel.port),
+                                                           real_failover, lambda: None, lambda: None,
+                                                           real_ports[:2]))
     finally:
         deployment.stop()
     clock = ManualClock(1_700_000_000_000)
     with _patched_fake(16394, 36394, kind, clock) as fake_deployment:
-        fake = asyncio.run(_conversion_path(
+        fake, _ = asyncio.run(_conversion_path(
             mode, ("127.0.0.1", 36394), fake_deployment.failover,
-            lambda: clock.advance(fake_deployment.conversion_delay_ms()), [16394, 16395]))
+            lambda: clock.advance(fake_deployment.conversion_delay_ms()),
+            lambda: clock.advance(fake_deployment.settings.debug["INFO-PERIOD"]), [16394, 16395]))
     real = normaliser(real_ids, real_ports)(real)
     fake = normaliser([fake_deployment.myid.encode()], [16394, 16395, 36394])(fake)
     assert fake == real, f"\n real: {real!r}\n fake: {fake!r}"
     if not RETRY_ASKS_SENTINEL:
         assert ("blocked read", "ConnectionError", "The previous master is now a slave") in real
-    assert real_seconds > 9  # the real sentinel waited before converting the old master (the fake: its clock)
+    # the real sentinel waited 4 × PUBLISH-PERIOD after the switch before converting the old master (the fake: its
+    # clock, moved by its conversion_delay_ms under the same periods)
+    publish_s = int(FAST_PERIODS[FAST_PERIODS.index("PUBLISH-PERIOD") + 1]) / 1000
+    assert real_window_s > 0.9 * 4 * publish_s, real_window_s
+    assert fake_deployment.conversion_delay_ms() > 4 * publish_s * 1000
