@@ -190,6 +190,14 @@ class FakeSentinel:
         info, publish = self.settings.debug["INFO-PERIOD"], self.settings.debug["PUBLISH-PERIOD"]
         return info * (4 * publish // info + 1)
 
+    def reports_replica(self, node: ReplicaNode) -> bool:
+        """Whether the sentinel's last INFO of ``node`` showed the replica role (``role-reported``, the link fields of
+        SENTINEL REPLICAS: sentinelRefreshInstanceInfo sets them from each INFO reply): a converted old master
+        reports it from the sentinel's next INFO of it, one ``INFO-PERIOD`` after the conversion (its
+        ``+role-change``), not at once. O(scheduled steps)."""
+        return node.is_replica and not any(step == "role-change" and pending is node
+                                           for _, step, pending in self.scheduled)
+
     def convert_old_masters(self) -> List[ReplicaNode]:
         """Convert now every old master still waiting for it (what the sentinel does :meth:`conversion_delay_ms`
         after a failover): it becomes a replica, its clients are hung up on, ``+convert-to-slave`` is published.

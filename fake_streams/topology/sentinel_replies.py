@@ -73,7 +73,7 @@ def _common(sentinel: Any, node: Any, now_ms: int) -> Dict[bytes, Any]:
         b"last-ok-ping-reply": _b(ping), b"last-ping-reply": _b(ping),
         b"down-after-milliseconds": _b(sentinel.settings.down_after_ms),
         b"info-refresh": _b(since_start % INFO_PERIOD_MS),
-        b"role-reported": b"slave" if node.is_replica else b"master",
+        b"role-reported": b"slave" if sentinel.reports_replica(node) else b"master",
         b"role-reported-time": _b(max(0, now_ms - sentinel.role_since_ms.get(node.address, sentinel.started_ms))),
     }
     return fields
@@ -96,7 +96,9 @@ def replica_fields(sentinel: Any, node: Any, now_ms: int) -> Dict[bytes, Any]:
     """One entry of SENTINEL REPLICAS ``name``."""
     master = sentinel.group.master
     fields = _common(sentinel, node, now_ms)
-    linked = node.is_replica  # an old master not converted yet replicates from nobody
+    # the role and link of the instance's last INFO: an old master not converted yet replicates from nobody, and a
+    # converted one is seen linked at the sentinel's next INFO of it (with its +role-change)
+    linked = sentinel.reports_replica(node)
     fields.update({
         b"master-link-down-time": b"0", b"master-link-status": b"ok" if linked else b"err",
         b"master-host": master.host.encode() if linked else b"?", b"master-port": _b(master.port if linked else 0),
