@@ -25,7 +25,9 @@ The asyncio class yields to the event loop once per command and per pipeline exe
 from __future__ import annotations
 
 import asyncio
+import errno
 import math
+import os
 import queue
 from typing import Any, Dict, Optional
 
@@ -165,6 +167,18 @@ def _refuse_if_closed(conn: Any) -> None:
         raise redis.exceptions.ConnectionError(f"{server!r} is closed")
 
 
+def _refuse_if_down(conn: Any, asyncio_text: bool = False) -> None:
+    """A server that is down (``connected = False``: the process is gone, as after a simulated sentinel crash)
+    refuses the connection as the OS does when nothing listens: ``ConnectionRefusedError``, which redis-py's
+    ``connect`` turns into its own ConnectionError text (``Error 111 connecting to host:port. Connection
+    refused.``; asyncio's ``open_connection`` words it ``Connect call failed (host, port)``), as against a real
+    address."""
+    if not conn.streams_server.backend.fake.connected:
+        text = (f"Connect call failed {(getattr(conn, 'host', None), getattr(conn, 'port', None))!r}" if asyncio_text
+                else os.strerror(errno.ECONNREFUSED))
+        raise ConnectionRefusedError(errno.ECONNREFUSED, text)
+
+
 def _give_up_if_closed(conn: Any) -> None:
     """If the server is closed, set this connection's Retry to no retries. Called where a read fails too: redis-py
     sleeps its backoff *before* the reconnect that would refuse (redis-py 6–7: up to 2 s for the first retry)."""
@@ -194,6 +208,7 @@ class FakeStreamsConnection(_Common, fastpath.SyncFastPath, _fakeredis.SyncConne
 
     def _connect(self) -> Any:
         _refuse_if_closed(self)
+        _refuse_if_down(self)
         return _fakeredis.attach(super()._connect(), self.streams_server, self)
 
     def read_response(self, disable_decoding: bool = False, **kwargs: Any) -> Any:
@@ -275,6 +290,7 @@ class FakeStreamsAsyncConnection(_Common, fastpath.AsyncFastPath, _fakeredis.Asy
 
     async def _connect(self) -> None:
         _refuse_if_closed(self)
+        _refuse_if_down(self, asyncio_text=True)
         await super()._connect()
         _fakeredis.attach(self._sock, self.streams_server, self)
 

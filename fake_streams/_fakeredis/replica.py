@@ -115,6 +115,9 @@ def kill_clients(server: Any) -> int:
             responses = getattr(sock, "responses", None)
             if isinstance(responses, queue.Queue) and not access.is_tcp(sock):  # sync: wake a waiting reader
                 responses.put(redis.exceptions.ConnectionError(SERVER_CLOSED))
+                ready = getattr(sock, "response_ready", None)  # a reader waiting in can_read (a pubsub get_message)
+                if ready is not None:  # (fakeredis >= 2.35; older readers wait on the queue)
+                    ready.set()
             killed += 1
     return killed
 

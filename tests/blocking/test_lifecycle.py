@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
 from typing import Any, List, Optional
@@ -13,11 +14,11 @@ import redis.client
 from redis.backoff import ConstantBackoff, NoBackoff
 from redis.retry import Retry
 
-from fake_streams import FakeStreamsServer, ManualClock
+from fake_streams import FakeStreamsAsyncConnection, FakeStreamsConnection, FakeStreamsServer, ManualClock
 from tests.conftest import START_MS, pool_kwargs
 from tests.support.redis_compat import REDIS_PY, aclose
 
-from .conftest import NO_RETRY, WAIT_S, in_thread
+from .conftest import ASYNC_NO_RETRY, NO_RETRY, WAIT_S, in_thread
 
 
 def _fake_threads() -> List[threading.Thread]:
@@ -224,3 +225,42 @@ def test_close_ends_a_call_that_redis_py_default_retry_would_keep_retrying():
     thread.join(1.0)  # real-time: the call must end within 1 s of close()
     assert not thread.is_alive() and time.monotonic() - start < 1.0
     assert results == [("ConnectionError",)]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_down_server_refuses_connections_with_the_os_text_as_a_real_address():
+    """``connected = False`` is a server that is down: a new connection is refused as the OS refuses one where
+    nothing listens (redis-py's own text, ``Error 111 connecting to host:port. Connection refused.``), sync and
+    asyncio, compared with a real connection attempt to a port nobody listens on."""
+    port = _free_port()
+    texts = []
+    for connection_class, async_class in ((None, None), (FakeStreamsConnection, FakeStreamsAsyncConnection)):
+        server = FakeStreamsServer()
+        server.connected = False
+        sync_kwargs = {} if connection_class is None else {"connection_class": connection_class.bind(server)}
+        async_kwargs = {} if async_class is None else {"connection_class": async_class.bind(server)}
+        client = redis.Redis(connection_pool=redis.ConnectionPool(host="127.0.0.1", port=port, **sync_kwargs,
+                                                                  **NO_RETRY))
+        with pytest.raises(redis.ConnectionError) as sync_error:
+            client.ping()
+        client.close()
+
+        async def attempt(async_kwargs=async_kwargs):
+            aclient = redis.asyncio.Redis(connection_pool=redis.asyncio.ConnectionPool(
+                host="127.0.0.1", port=port, **async_kwargs, **ASYNC_NO_RETRY))
+            try:
+                with pytest.raises(redis.ConnectionError) as async_error:
+                    await aclient.ping()
+                return str(async_error.value)
+            finally:
+                await aclose(aclient)
+
+        texts.append((str(sync_error.value), asyncio.run(attempt())))
+        server.close()
+    real, fake = texts
+    assert fake == real and "Connection refused" in real[0]

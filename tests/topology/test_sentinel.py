@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -357,6 +358,30 @@ def test_failover_publishes_the_sentinel_events(sentinel):
     watcher.close()
 
 
+def test_a_converted_old_master_is_seen_as_a_replica_at_the_sentinels_next_info(sentinel):
+    """SENTINEL REPLICAS shows an instance's role and link as its last INFO reported them (sentinel.c
+    sentinelRefreshInstanceInfo): right after the conversion the old master still reports the master role, linked
+    to nobody; the sentinel's next INFO of it, one INFO-PERIOD later (its +role-change), shows the replica, linked.
+    (A real sentinel's moment between the two is too short to compare in test_sentinel_oracle.py: it waits for the
+    INFO there.)"""
+    clock = sentinel.group.owner.clock
+
+    def old_master():
+        rows = [dict(zip(r[::2], r[1::2])) for r in raw(sentinel.server, "SENTINEL", "REPLICAS", "mymaster")]
+        (row,) = [r for r in rows if r[b"port"] == b"16379"]
+        return [row[k] for k in (b"role-reported", b"master-link-status", b"master-host", b"master-port")]
+
+    sentinel.failover(sentinel.replicas[0])
+    assert old_master() == [b"master", b"err", b"?", b"0"]
+    clock.advance(sentinel.conversion_delay_ms())  # +convert-to-slave: SLAVEOF sent, no INFO of it yet
+    assert sentinel.group.node("127.0.0.1:16379").is_replica
+    assert old_master() == [b"master", b"err", b"?", b"0"]
+    clock.advance(sentinel.settings.debug["INFO-PERIOD"] - 1)
+    assert old_master()[0] == b"master"
+    clock.advance(1)  # the next INFO: +role-change
+    assert old_master() == [b"slave", b"ok", b"127.0.0.1", b"16380"]
+
+
 def test_simulated_crash_after_election_stops_the_failover_and_the_sentinel(sentinel):
     assert raw(sentinel.server, "SENTINEL", "SIMULATE-FAILURE", "crash-after-election") == b"OK"
     assert sentinel.server.client().info("sentinel")["sentinel_simulate_failure_flags"] == 1
@@ -375,6 +400,37 @@ def test_simulated_crash_after_election_stops_the_failover_and_the_sentinel(sent
         threading.Event().wait(0.02)  # real-time: bounded wait for the sentinel's crash thread
     with pytest.raises(redis.sentinel.MasterNotFoundError):
         sentinel.sentinel_client().discover_master("mymaster")
+
+
+def test_a_subscriber_waiting_for_a_message_reads_the_crash_at_once(sentinel):
+    """A sentinel that exits (SIMULATE-FAILURE crash-after-election) closes its clients' sockets: a subscriber
+    waiting in get_message reads the events published before the exit, then the hang-up at once (the kernel's FIN),
+    not at the end of its timeout; reconnecting is refused as by a port nobody listens on."""
+    assert raw(sentinel.server, "SENTINEL", "SIMULATE-FAILURE", "crash-after-election") == b"OK"
+    watcher = sentinel.server.client().pubsub()
+    watcher.psubscribe("*")
+    assert watcher.get_message(timeout=1)["type"] == "psubscribe"
+    seen: list = []
+
+    def listen():
+        try:
+            while True:
+                message = watcher.get_message(timeout=5)  # real-time: bounded; the hang-up ends it far sooner
+                if message is not None:
+                    seen.append(message["channel"])
+        except redis.ConnectionError as exc:
+            seen.append(str(exc))
+
+    thread = threading.Thread(target=listen)
+    thread.start()
+    threading.Event().wait(0.1)  # real-time: the listener is waiting in get_message
+    started = time.monotonic()
+    assert raw(sentinel.server, "SENTINEL", "FAILOVER", "mymaster") == b"OK"
+    thread.join(5)  # real-time: bounded
+    assert not thread.is_alive() and time.monotonic() - started < 1.0
+    assert seen[:2] == [b"+new-epoch", b"+try-failover"]
+    assert seen[2].startswith("Error 111 connecting to ") and seen[2].endswith(". Connection refused.")
+    watcher.close()
 
 
 def test_sentinel_set_changes_what_master_shows(sentinel):
