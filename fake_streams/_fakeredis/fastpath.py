@@ -52,7 +52,7 @@ from redis.connection import HiredisRespSerializer, PythonRespSerializer
 
 from ..blocking import BLOCKED
 from ..clock import SystemClock
-from ..commands.xadd_xtrim import append_now, append_parsed, parse_xadd_args
+from ..commands.xadd_xtrim import MAXLEN_SPELLINGS, append_now, append_parsed, append_trimmed_now, parse_xadd_args
 from ..commands.xadd_xtrim import xadd as _XADD
 from ..errors import ReplyError
 from ..reply import Status
@@ -69,6 +69,8 @@ ENABLED = os.environ.get("FAKE_STREAMS_FAST_PATH", "1") not in ("0", "false", "n
 #: (spec, typed subcommand or None, typed command name, least and most arguments after the names)
 _Entry = Tuple[Any, Optional[bytes], bytes, int, int]
 _TABLES: WeakKeyDictionary[Any, Dict[Any, _Entry]] = WeakKeyDictionary()
+#: the XADD shapes :func:`_xadd_run` appends without the option scan (0: the general parse)
+_PLAIN, _TRIMMING = 1, 2
 
 
 def _table(router: Any) -> Dict[Any, _Entry]:
@@ -548,7 +550,8 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, ta
     the ID, the entry, the trimming, the reply, an error reply in place. WATCH dirtying and fakeredis's
     wake-up of its own waiters are idempotent and nobody can look before the lock is released: once,
     after the run, if an entry was added. Engine-internal exceptions are answered as the general path
-    does (recorded, INTERNAL_ERROR). Per command: O(fields) for ``XADD key * …``, else XADD's own cost.
+    does (recorded, INTERNAL_ERROR). Per command: O(fields) for ``XADD key * …`` and ``XADD key MAXLEN ~ n * …``
+    (+ its trimming), else XADD's own cost.
     """
     server = session.server
     if server.blocking.has_waiters() or stream_events_sent(sock):
@@ -563,7 +566,6 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, ta
     wall = type(clock) is SystemClock  # its now_ms inlined below (one call less per command)
     wall_time = time.time
     limits = stream.node_limits()  # CONFIG SET cannot run before the lock is released
-    policies = server.profile.has("stream_ref_policies")
     decode_error = sock._decode_error
     append = fast.append
     added = False
@@ -583,14 +585,21 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, ta
                 xadd_name = name
             if args[0] != key:
                 break
-            plain = len(args) > 3 and args[1] == b"*" and not len(args) % 2  # = is_plain_xadd(args)
-            if policies and not plain:  # Redis 8.2+ options (KEEPREF/DELREF/ACKED …): the general path
-                break
+            argc = len(args)  # the two shapes redis-py sends, recognised in O(1):
+            if argc % 2:  # `key MAXLEN ~ n * f v …` = is_trimming_xadd(args)
+                trimming = argc > 6 and args[4] == b"*" and args[2] == b"~" and args[1] in MAXLEN_SPELLINGS
+                shape = _TRIMMING if trimming else 0
+            else:  # `key * f v …` = is_plain_xadd(args)
+                shape = _PLAIN if argc > 3 and args[1] == b"*" else 0
+            if not shape and server.profile.has("stream_ref_policies"):  # Redis 8.2+ options (KEEPREF/DELREF/ACKED
+                break  # …) may come: the general path
             i += 1
             try:
                 now = int(wall_time() * 1000) if wall else now_ms()
-                if plain:
+                if shape == _PLAIN:
                     append(append_now(stream, args, now, limits))
+                elif shape:
+                    append(append_trimmed_now(stream, args, now, limits))
                 else:
                     args = list(args)
                     targs = parse_xadd_args(args)

@@ -217,19 +217,17 @@ def xadd(ctx: Context, args: List[bytes]) -> Optional[bytes]:
     return enc
 
 
-_MAXLEN_T = (b"MAXLEN", b"maxlen")
+#: how clients spell MAXLEN (others go through the option scan)
+MAXLEN_SPELLINGS = (b"MAXLEN", b"maxlen")
 
 
 def parse_xadd_args(args: List[bytes], policies: bool = False, idmp_ok: bool = False) -> TrimArgs:
     """XADD's argument checks that need no key: options, ID, field/value count, ``0-0``. Raises ReplyError.
 
-    ``key MAXLEN ~ n * field value ...`` (what redis-py sends for ``maxlen=n``) needs no option scan.
+    ``key MAXLEN ~ n * field value ...`` (:func:`is_trimming_xadd`) needs no option scan.
     """
-    if len(args) > 6 and len(args) % 2 and args[4] == b"*" and args[2] == b"~" and args[1] in _MAXLEN_T:
-        maxlen = parse_count(args[3])
-        if maxlen < 0:
-            raise ReplyError("MAXLEN_NEGATIVE")
-        return _new_trim_args(TrimArgs, (maxlen, None, True, None, False, 4, None, True, KEEPREF, None))
+    if is_trimming_xadd(args):
+        return _new_trim_args(TrimArgs, (_approx_maxlen(args), None, True, None, False, 4, None, True, KEEPREF, None))
     targs = parse_add_trim_args(args, xadd=True, policies=policies, idmp_ok=idmp_ok)
     nitems = len(args) - targs.id_pos - 1
     if nitems < 2 or nitems % 2:
@@ -286,6 +284,36 @@ def _xadd_now(ctx: Context, key: bytes, args: List[bytes]) -> bytes:
 def is_plain_xadd(args: List[bytes]) -> bool:
     """Whether XADD ``args`` are ``key * field value [field value ...]`` (no option to scan). O(1)."""
     return len(args) > 3 and args[1] == b"*" and len(args) % 2 == 0
+
+
+def is_trimming_xadd(args: Sequence[bytes]) -> bool:
+    """Whether XADD ``args`` are ``key MAXLEN ~ n * field value [field value ...]`` (what redis-py sends for
+    ``maxlen=n`` with ``approximate=True``, its default; ``n`` not checked yet): no option scan needed, the
+    entry is added as a plain XADD's and then trimmed with ``MAXLEN ~ n`` and the default LIMIT. O(1)."""
+    return len(args) > 6 and len(args) % 2 == 1 and args[4] == b"*" and args[2] == b"~" and args[1] in MAXLEN_SPELLINGS
+
+
+def _approx_maxlen(args: Sequence[bytes]) -> int:
+    """The threshold of :func:`is_trimming_xadd` args, or ReplyError (not an integer, negative). O(len(n))."""
+    maxlen = parse_count(args[3])
+    if maxlen < 0:
+        raise ReplyError("MAXLEN_NEGATIVE")
+    return maxlen
+
+
+def append_trimmed_now(stream: Stream, args: Sequence[bytes], now: int,
+                       limits: Optional[Tuple[int, int]] = None) -> bytes:
+    """The stream part of ``XADD key MAXLEN ~ n * field value ...`` (:func:`is_trimming_xadd` args) at ``now``, in
+    one step: ``n`` checked (the errors :func:`parse_xadd_args` gives, before anything changes), the entry
+    appended as :func:`append_now` does, then the approximate trim (O(1) when it removes nothing). Returns the ID's
+    wire form; the trimmed count is not returned (the caller sends no ``xtrim`` event: :func:`fastpath._xadd_run`
+    runs only while no stream event is subscribed). Raises ReplyError with nothing changed.
+    O(fields) (+ O(log n) when a node is opened, + the trimming work)."""
+    maxlen = _approx_maxlen(args)
+    fields = args[5:]
+    enc = stream.add_next(fields if type(fields) is list else list(fields), now, limits)
+    stream.trim(maxlen, None, True)
+    return enc
 
 
 def append_now(stream: Stream, args: Sequence[bytes], now: int, limits: Optional[Tuple[int, int]] = None) -> bytes:

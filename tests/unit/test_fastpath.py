@@ -615,16 +615,22 @@ def test_acl_verdict_kept_per_socket_is_dropped_when_another_client_changes_rule
 @pytest.fixture
 def run_appends(monkeypatch):
     """Counts entries appended by a run of plain XADDs (fastpath._xadd_run)."""
+    return _counted_appends(monkeypatch, "append_now", 0)
+
+
+def _counted_appends(monkeypatch, name, arg):
+    """Replaces fastpath's ``name`` (``append_now`` / ``append_trimmed_now``) with a wrapper noting ``args[arg]`` of
+    every call; returns the notes."""
     if not fastpath.ENABLED:
         pytest.skip("the direct path is switched off (FAKE_STREAMS_FAST_PATH=0)")
     calls = []
-    original = fastpath.append_now
+    original = getattr(fastpath, name)
 
     def counting(stream, args, now, limits=None):
-        calls.append(bytes(args[0]))
+        calls.append(bytes(args[arg]))
         return original(stream, args, now, limits)
 
-    monkeypatch.setattr(fastpath, "append_now", counting)
+    monkeypatch.setattr(fastpath, name, counting)
     return calls
 
 
@@ -720,7 +726,95 @@ def test_xadd_runs_with_options_and_ids_answer_alike(direct_calls, monkeypatch):
     (f0, f1), (s0, s1) = _run_both([lambda r: r.xadd("s", {"n": 0}, id="1-0"), run])
     assert (f0, _norm(f1)) == (s0, _norm(s1))
     assert sum(isinstance(x, redis.ResponseError) for x in f1[1]) >= 6
-    assert len(parsed) >= 8  # the option / explicit-ID forms ran in the run (argument errors stop before)
+    assert len(parsed) >= 7  # the option / explicit-ID forms ran in the run (argument errors stop before; maxlen=3
+    # is `MAXLEN ~ 3 *`: append_trimmed_now, see below)
+
+
+def _trimming_steps(rnd):
+    """Random XADDs on "m" mostly in redis-py's ``maxlen=n`` shape (``MAXLEN ~ n *``), single and pipelined, with
+    thresholds that trim, that do not, and bad ones; other XADD forms, node limits changed (the caller moves the clock)."""
+    def maxlen_xadd(p, n):
+        roll = rnd.random()
+        if roll < 0.75:
+            return p.xadd("m", {"f": n, "g": "x" * rnd.choice([0, 1, 40])}, maxlen=rnd.choice([0, 1, 3, 7, 20]))
+        if roll < 0.85:
+            raw = rnd.choice(["-1", "abc", "007", "99999999999999999999", "+5", " 5", "5"])
+            return p.execute_command("XADD", "m", rnd.choice(["MAXLEN", "maxlen", "MaxLen"]), "~", raw, "*", "f", n)
+        if roll < 0.9:
+            return p.execute_command("XADD", "m", "MAXLEN", "~", "5", "*", "f")  # wrong arity (the general path)
+        return p.xadd("m", {"f": n}, maxlen=4, approximate=False)  # `MAXLEN 4 *`: the general path
+
+    steps = []
+    for k in range(60):
+        roll = rnd.random()
+        if roll < 0.4:
+            steps.append(lambda r, k=k: maxlen_xadd(r, k))
+        elif roll < 0.8:
+            size = rnd.choice([2, 5, 16])
+
+            def pipelined(r, k=k, sizes=size):
+                p = r.pipeline(transaction=False)
+                for j in range(sizes):
+                    maxlen_xadd(p, k * 100 + j)
+                if rnd.random() < 0.3:
+                    p.xadd("other", {"f": k}, maxlen=1)
+                return _norm(p.execute(raise_on_error=False))
+            steps.append(pipelined)
+        elif roll < 0.88:
+            entries = rnd.choice([2, 3, 100, 0])
+            steps.append(lambda r, v=entries: r.config_set("stream-node-max-entries", v))
+        else:
+            steps.append(lambda r: (r.xlen("m"), r.xinfo_stream("m")))
+    steps.append(lambda r: r.xinfo_stream("m", full=True))
+    steps.append(lambda r: (r.xlen("m"), r.object("idletime", "m"), r.xinfo_stream("other")["length"]))
+    steps.append(lambda r: {k: v for k, v in r.info("commandstats")["cmdstat_xadd"].items() if k != "usec"
+                            and k != "usec_per_call"})
+    return steps
+
+
+@pytest.mark.parametrize("version", ["7.0", "8.2"])
+@pytest.mark.parametrize("seed", range(4))
+def test_trimming_xadd_runs_answer_alike(monkeypatch, seed, version):
+    """``XADD key MAXLEN ~ n * …`` through the direct path's run (:func:`fastpath._xadd_run`: the shape recognised
+    in O(1), :func:`append_trimmed_now`) against the dispatch path's handler: the same replies and error texts,
+    stream state (entries, nodes dropped, first/last IDs, counters), commandstats; also on a Redis 8.2 profile
+    (reference policies exist, the shape takes no policy word)."""
+    import random
+
+    taken = _counted_appends(monkeypatch, "append_trimmed_now", 3)
+    outs = []
+    for fast in (True, False):
+        rnd = random.Random(seed)
+        server = _server(fast, version=version)
+        r = server.client()
+        out = []
+        for step in _trimming_steps(rnd):
+            out.append(_outcome(step, r))
+            if rnd.random() < 0.3:
+                server.clock.advance(rnd.choice([0, 1, 1000]))
+        outs.append(out)
+        server.close()
+    assert outs[0] == outs[1]
+    assert sum(kind == "error" for kind, *_ in outs[0]) + str(outs[0]).count("ResponseError") > 0
+    assert len(taken) > 50 and {b"-1", b"abc"} & set(taken)  # bad thresholds answered by the shortcut too
+
+
+def test_trimming_xadd_on_an_exhausted_stream_answers_alike():
+    outs = []
+    for fast in (True, False):
+        server = _server(fast)
+        r = server.client()
+        r.xadd("m", {"f": 1})
+        r.execute_command("XSETID", "m", "18446744073709551615-18446744073709551615")
+        out = [_outcome(lambda r: r.xadd("m", {"f": 2}, maxlen=0), r),
+               _outcome(lambda r: r.execute_command("XADD", "m", "MAXLEN", "~", "-1", "*", "f", "v"), r),
+               _outcome(lambda r: _norm(r.pipeline(transaction=False).xadd("m", {"f": 3}, maxlen=1).xlen("m")
+                                        .execute(raise_on_error=False)), r),
+               _outcome(lambda r: r.xinfo_stream("m"), r)]
+        outs.append(out)
+        server.close()
+    assert outs[0] == outs[1]
+    assert outs[0][0][0] == "error" and "exhausted" in outs[0][0][2] and ">= 0" in outs[0][1][2]  # the threshold checked before the ID
 
 
 def test_prepare_encodes_exact_types_only():
