@@ -772,13 +772,13 @@ def _trimming_steps(rnd):
     return steps
 
 
-@pytest.mark.parametrize("version", ["7.0", "8.2"])
+@pytest.mark.parametrize("version", ["7.0", "8.2", "8.6", "valkey-9.1"])
 @pytest.mark.parametrize("seed", range(4))
 def test_trimming_xadd_runs_answer_alike(monkeypatch, seed, version):
     """``XADD key MAXLEN ~ n * …`` through the direct path's run (:func:`fastpath._xadd_run`: the shape recognised
     in O(1), :func:`append_trimmed_now`) against the dispatch path's handler: the same replies and error texts,
-    stream state (entries, nodes dropped, first/last IDs, counters), commandstats; also on a Redis 8.2 profile
-    (reference policies exist, the shape takes no policy word)."""
+    stream state (entries, nodes dropped, first/last IDs, counters), commandstats; also on the Redis 8.2 profile
+    (reference policies exist, the shape takes no policy word), 8.6 (IDMP) and Valkey 9.1."""
     import random
 
     taken = _counted_appends(monkeypatch, "append_trimmed_now", 3)
