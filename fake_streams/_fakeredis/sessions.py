@@ -145,21 +145,25 @@ class Session:
     def set_blocked(self, blocked: bool) -> None:
         """Shown by INFO ``blocked_clients`` (the adapter counts flagged sockets); nothing once closed (a closed socket
         is no client of the server's, and it may be gone: :meth:`detach`)."""
+        sock = self._sock  # (read before the check: a close sets _closed first, then detaches: see deliver)
         if not self._closed:
-            self._sock._blocked = blocked
+            sock._blocked = blocked
 
     def deliver(self, reply: Any) -> None:
         """Send the reply of the parked command (lock held, any thread): a value, a ReplyError, a
         BlockSafetyError (an error reply) or another exception (the connection fails with it). Nothing once the
         connection is closed (a registration its close left for later, :meth:`BlockingRegistry.drop`): nobody reads,
         and the socket may be gone (:meth:`detach`)."""
+        # the socket read before the check, and held for this call: a close sets _closed first and then detaches
+        # (the proxy dies with the socket); the reader woken by the push below may close it at once, in its thread
+        sock = self._sock
         if self._closed:
             return
-        item = access.reply_item(self._sock, reply, self.server.profile)
+        item = access.reply_item(sock, reply, self.server.profile)
         if isinstance(item, redis.exceptions.ConnectionError):  # the server drops this connection
             self._push(item, resume=False)
             self.alive = False
-            access.kill(self._sock)
+            access.kill(sock)
             return
         self._push(item, resume=True)
 
@@ -216,10 +220,10 @@ class Session:
         server hangs up (queued ahead of the nil fakeredis's command then answers, which the dropped
         connection never reads); later commands fail as fakeredis makes them (killed socket). A TCP
         client's fakeredis command is left to the TCP layer (its replies go straight to the wire)."""
+        sock = self._sock  # (read before the check, held for this call: see deliver)
         if not self.alive:
             return
         self.alive = False
-        sock = self._sock
         parked = self.server.blocking.hang_up(self)
         # a TCP client's socket writes every reply to its wire: the TCP layer hangs up on it itself
         in_fakeredis = not parked and getattr(sock, "_blocked", False) and not access.is_tcp(sock)
