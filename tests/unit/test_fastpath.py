@@ -799,6 +799,36 @@ def test_trimming_xadd_runs_answer_alike(monkeypatch, seed, version):
     assert len(taken) > 50 and {b"-1", b"abc"} & set(taken)  # bad thresholds answered by the shortcut too
 
 
+def test_trimming_xadd_dirties_watch_only_when_it_adds(monkeypatch):
+    """A refused ``XADD key MAXLEN ~ n *`` (bad threshold) leaves a WATCH intact, one that adds dirties it: as on the
+    dispatch path."""
+    taken = _counted_appends(monkeypatch, "append_trimmed_now", 3)
+    calls = []
+    outs = []
+    for fast in (True, False):
+        server = _server(fast)
+        r, other = server.client(), server.client()
+        r.xadd("m", {"f": 0})
+        result = []
+        for threshold in ("-1", "abc", "2"):
+            with r.pipeline() as watcher:
+                watcher.watch("m")
+                watcher.multi()
+                watcher.xlen("m")
+                result.append(_outcome(lambda o, t=threshold: o.execute_command(
+                    "XADD", "m", "MAXLEN", "~", t, "*", "f", "v"), other))
+                try:
+                    result.append(watcher.execute())
+                except redis.WatchError:
+                    result.append("aborted")
+        outs.append(result)
+        calls.append(other.info("commandstats")["cmdstat_xadd"])
+        server.close()
+    assert outs[0] == outs[1] and calls[0]["calls"] == calls[1]["calls"] and calls[0]["failed_calls"] == 2
+    assert [x for x in outs[0] if not isinstance(x, tuple)] == [[1], [1], "aborted"]
+    assert taken == [b"-1", b"abc", b"2"]  # the direct run's shortcut answered all three
+
+
 def test_trimming_xadd_on_an_exhausted_stream_answers_alike():
     outs = []
     for fast in (True, False):
