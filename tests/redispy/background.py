@@ -10,7 +10,8 @@ pending jobs itself, at the normal priority (its own first), rather than wait id
 tests/redispy alone makes two at a time. Nothing else changes: every job makes the same runs, and its test asserts on them as before.
 
 Jobs are registered by :func:`start` from the tests the session selected (each test module names the job of
-an item with ``job_of(item)``), in the order those tests run. ``FAKE_STREAMS_REDISPY_BACKGROUND=0``, or an
+an item with ``job_of(item)``), in the order those tests run; a module's ``FOREGROUND_JOBS`` are left to their
+tests (made when the test asks, in the session's thread). ``FAKE_STREAMS_REDISPY_BACKGROUND=0``, or an
 xdist worker (every worker collects every item), starts no background thread: each test then makes its own
 job when it runs. :func:`stop` (session end) drops the jobs not started and stops the subprocesses of the
 running one.
@@ -129,7 +130,7 @@ def start(items: List[Any], config: Any) -> None:
         if job_of is None or item.get_closest_marker("skip") is not None:
             continue
         named = job_of(item)
-        if named is not None:
+        if named is not None and named[0] not in getattr(item.module, "FOREGROUND_JOBS", ()):
             JOBS.add(*named)
     if config.option.collectonly:
         return

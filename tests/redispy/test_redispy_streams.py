@@ -124,6 +124,12 @@ def _profile_job(profile: str) -> background.Outcome:
     return background.Outcome((run,), labels={f"fake, profile {profile}": run.summary()})
 
 
+#: jobs made by their own test, not in the background: the real cluster's run was SIGKILLed (exit -9, well inside
+#: its 600 s timeout, by nothing of this suite found so far) in one clean-clone CI run of two while made in the
+#: background thread beside the rest of the session; made in the foreground, as before, it never was
+FOREGROUND_JOBS = frozenset({"cluster"})
+
+
 def job_of(item: Any) -> Optional[Tuple[str, background.Job]]:
     """The job (name, function) whose runs ``item`` (a test of this module) asserts on."""
     params = getattr(getattr(item, "callspec", None), "params", {})
