@@ -696,7 +696,12 @@ class SyncFastPath:
         if sock is not None:
             if sock.__dict__.get("_sf_fast"):
                 return True
-            if sock._killed:  # the server hung up: reading the EOF fails, as redis-py's socket read does
+            if sock._killed:  # the server hung up: what it sent before is read first (a real socket's buffered
+                # bytes), then reading the EOF fails, as redis-py's does (the hang-up's own ConnectionError, queued
+                # by kill_clients, is that EOF: not readable data)
+                pending = sock.responses.queue if sock.responses is not None else ()
+                if pending and not isinstance(pending[0], redis.exceptions.ConnectionError):
+                    return True
                 raise redis.exceptions.ConnectionError(SERVER_CLOSED)
             if (timeout is not None and timeout <= 0 and self._server.connected  # type: ignore[attr-defined]
                     and self._selector is not None):  # type: ignore[attr-defined]

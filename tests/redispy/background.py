@@ -134,7 +134,7 @@ def start(items: List[Any], config: Any) -> None:
             JOBS.add(*named)
     if config.option.collectonly:
         return
-    if os.environ.get(BACKGROUND_ENV, "1") != "0" and not hasattr(config, "workerinput"):
+    if os.environ.get(BACKGROUND_ENV, "0") == "1" and not hasattr(config, "workerinput"):
         JOBS.start_background()
 
 

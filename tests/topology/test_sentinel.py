@@ -433,6 +433,28 @@ def test_a_subscriber_waiting_for_a_message_reads_the_crash_at_once(sentinel):
     watcher.close()
 
 
+def test_a_hung_up_subscriber_reads_what_was_sent_before_the_hang_up():
+    """The messages a server sent before it hung up are read first, then the hang-up (a real socket's buffered
+    bytes, then its EOF): can_read on a killed connection with replies queued is True."""
+    from fake_streams import FakeStreamsServer
+    from fake_streams._fakeredis.replica import kill_clients
+
+    server = FakeStreamsServer()
+    watcher = server.client().pubsub()
+    watcher.psubscribe("*")
+    assert watcher.get_message(timeout=1)["type"] == "psubscribe"
+    publisher = server.client()
+    publisher.publish("a", "1")
+    publisher.publish("b", "2")
+    assert watcher.get_message(timeout=1)["channel"] == b"a"
+    kill_clients(server)
+    assert watcher.get_message(timeout=1)["channel"] == b"b"
+    with pytest.raises(redis.ConnectionError, match="Connection closed by server"):
+        watcher.parse_response(block=False, timeout=1)
+    watcher.close()
+    server.close()
+
+
 def test_sentinel_set_changes_what_master_shows(sentinel):
     assert raw(sentinel.server, "SENTINEL", "SET", "mymaster", "quorum", "3", "failover-timeout", "1000") == b"OK"
     master = raw(sentinel.server, "SENTINEL", "MASTER", "mymaster", protocol=3)
