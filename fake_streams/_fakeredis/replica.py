@@ -16,7 +16,6 @@ Replica servers run with ``fast_path = False``, so every command of theirs reach
 from __future__ import annotations
 
 import functools
-import queue
 from typing import Any, Callable, List, Optional, Tuple
 
 import redis.exceptions
@@ -26,7 +25,7 @@ from . import access
 from .backend import to_wire
 from .compat import SimpleError, extract_command
 from .overrides import override, signature
-from .sessions import SERVER_CLOSED
+from .sessions import SERVER_CLOSED, SyncSession
 
 _ROLE = signature("role")
 
@@ -112,12 +111,8 @@ def kill_clients(server: Any) -> int:
             if session is None or session.server is not server or not session.alive:
                 continue
             access.kill(sock)
-            responses = getattr(sock, "responses", None)
-            if isinstance(responses, queue.Queue) and not access.is_tcp(sock):  # sync: wake a waiting reader
-                responses.put(redis.exceptions.ConnectionError(SERVER_CLOSED))
-                ready = getattr(sock, "response_ready", None)  # a reader waiting in can_read (a pubsub get_message)
-                if ready is not None:  # (fakeredis >= 2.35; older readers wait on the queue)
-                    ready.set()
+            if isinstance(session, SyncSession) and not access.is_tcp(sock):  # sync: wake a waiting reader (in
+                session._push(redis.exceptions.ConnectionError(SERVER_CLOSED), resume=False)  # read or can_read)
             killed += 1
     return killed
 
