@@ -751,6 +751,24 @@ def test_plain_xadd_runs_append_as_one_at_a_time(monkeypatch, limits):
     assert lengths == [10, 3, 2], lengths
 
 
+def test_long_plain_xadd_runs_are_split(monkeypatch):
+    """A run's fresh field lists are alive together: more than ``_PLAIN_RUN_MAX`` of them are appended in several
+    engine calls (one long run would have the collector promote them: benchmarks/loads.py), answered alike."""
+    if not fastpath.ENABLED:
+        pytest.skip("the direct path is switched off (FAKE_STREAMS_FAST_PATH=0)")
+    lengths = _plain_runs(monkeypatch)
+    most = fastpath._PLAIN_RUN_MAX
+    server = _server(True)
+    r = server.client()
+    r.xadd("s", {"f": "seed"})
+    p = r.pipeline(transaction=False)
+    for n in range(2 * most + 3):
+        p.xadd("s", {"f": n})
+    assert p.execute() == [b"1000000-%d" % n for n in range(1, 2 * most + 4)]
+    assert lengths == [most, most, 3]
+    server.close()
+
+
 def test_plain_xadd_run_engine_bug_answered_in_place(monkeypatch):
     """An engine exception inside a run's one engine call is answered as the dispatch path answers an engine bug
     (the internal-error reply, recorded) for the run's first command; the commands after it run on."""
