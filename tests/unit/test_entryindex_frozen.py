@@ -66,7 +66,7 @@ def test_frozen_chunks_read_and_change_as_the_model(seed):
     rnd = random.Random(seed)
     index, model = EntryIndex(), []
     nxt = 1
-    for step in range(30):
+    for _ in range(30):
         op = rnd.random()
         if op < 0.45:  # appends, one at a time or a batch (a pipeline's run)
             n = rnd.choice([1, 7, 300, 1500, 2 * LOAD + 3])
