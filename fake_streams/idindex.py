@@ -519,6 +519,26 @@ class IdMap(IdIndex[V]):
             self._removed_at(i, start)  # emptied, lost its tail or mergeable
         return out
 
+    def drop_run(self, keys: List[int]) -> bool:
+        """Remove the ascending, distinct ``keys`` (at least one), *all present* (the caller knows it: a PEL's entries of
+        one owner), when they are neighbours in one chunk: then a run from the first to the last of them holds exactly
+        them (it holds ``len(keys)`` keys, each present key between the two is among them), found from its two ends —
+        no slice compared, no values copied. False, nothing changed, when they are not. O(log n + L)."""
+        maxes = self._maxes
+        first = keys[0]
+        i = bisect_left(maxes, first)
+        ks = self._keys[i]  # (present: i < len(maxes))
+        start = bisect_left(ks, first)
+        stop = start + len(keys)
+        if stop > len(ks) or ks[stop - 1] != keys[-1]:
+            return False
+        del ks[start:stop]
+        del self._vals[i][start:stop]
+        self._len -= len(keys)
+        if not ks or start == len(ks) or len(ks) < LOAD // 2 and len(maxes) > 1:
+            self._removed_at(i, start)  # emptied, lost its tail or mergeable
+        return True
+
     def _removed_at(self, i: int, start: int) -> None:
         """Chunk ``i`` just lost keys from position ``start`` on: drop it if empty, else fix its max (when the
         tail went) and merge it into a neighbour when it fell under half a load. O(L) at most (a merge)."""

@@ -239,18 +239,17 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
     track_active = "consumer_active_time" in features
 
     attempts = count * ATTEMPTS_FACTOR
+    counted = 0 if justid else 1  # JUSTID leaves the delivery counts alone
     claimed: List[Reply] = []
     deleted: List[bytes] = []
     dead: List[int] = []  # PEL keys of deleted entries, removed after the scan
-    taken_k: List[int] = []  # claimed PEL keys and their NACKs, moved to the consumer after the scan
-    taken_n: List[PendingEntry] = []
     cursor = b"0-0"
     pel = group.pel
     lo, inclusive = start, True
     # The scan goes in windows of the group PEL (which nothing changes before the scan ends): each window holds the
     # min(COUNT left, attempts left) entries examined next, which cannot overrun either, plus one more, the cursor
     # if they run out there. Their entries are looked up in one batch (a slice compare when the PEL holds
-    # consecutive entries).
+    # consecutive entries); the window's claimed entries move to the consumer before the next window is read.
     while True:
         want = count if count < attempts else attempts  # >= 1 here
         window, nacks = pel.slice_k(lo, want + 1, inclusive)
@@ -265,40 +264,42 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
         if not min_idle and None not in found:  # every entry of the window is claimed: in bulk, same effects
             if consumer is None:  # R7.0: looked up / created on the first claim only
                 consumer = seen_consumer(ctx, key, group, consumer_name, now)
+            group.claim_batch(window, nacks, consumer, now, counted)  # times, counts and owners in one pass
             if justid:
-                for nack in nacks:
-                    nack.delivery_time = now
-                claimed += [nack.id_bytes for nack in nacks]
+                part: List[Reply] = [nack.id_bytes for nack in nacks]
             else:
-                for nack in nacks:
-                    nack.delivery_time = now
-                    nack.delivery_count += 1
-                claimed += [[nack.id_bytes, [*fields]]  # type: ignore[misc]  # fresh lists (no None: checked above; no
-                            # cast(List[Fields], …): the subscription costs 0.3 µs at run time)
-                            for nack, fields in zip(nacks, found)]
-            taken_k += window
-            taken_n += nacks
+                part = [[nack.id_bytes, [*fields]]  # type: ignore[misc]  # fresh lists (no None: checked above; no
+                        # cast(List[Fields], …): the subscription costs 0.3 µs at run time)
+                        for nack, fields in zip(nacks, found)]
+            if claimed:
+                claimed += part
+            else:
+                claimed = part
             count -= len(window)
-            found = ()  # nothing left for the general loop
-        for k, nack, fields in zip(window, nacks, found):
-            if fields is None:  # deleted or trimmed: leaves the PEL, reported, consumes COUNT
-                dead.append(k)
-                deleted.append(nack.id_bytes)
+        else:
+            taken_k: List[int] = []  # the window's claimed PEL keys and their NACKs, moved to the consumer below
+            taken_n: List[PendingEntry] = []
+            for k, nack, fields in zip(window, nacks, found):
+                if fields is None:  # deleted or trimmed: leaves the PEL, reported, consumes COUNT
+                    dead.append(k)
+                    deleted.append(nack.id_bytes)
+                    count -= 1
+                    continue
+                if min_idle and now - nack.delivery_time < min_idle:
+                    continue
+                if consumer is None:  # R7.0: looked up / created on the first claim only
+                    consumer = seen_consumer(ctx, key, group, consumer_name, now)
+                taken_k.append(k)
+                taken_n.append(nack)
+                nack.delivery_time = now
+                if justid:
+                    claimed.append(nack.id_bytes)
+                else:
+                    nack.delivery_count += 1
+                    claimed.append([nack.id_bytes, [*fields]])  # a fresh list: the reply's
                 count -= 1
-                continue
-            if min_idle and now - nack.delivery_time < min_idle:
-                continue
-            if consumer is None:  # R7.0: looked up / created on the first claim only
-                consumer = seen_consumer(ctx, key, group, consumer_name, now)
-            taken_k.append(k)
-            taken_n.append(nack)
-            nack.delivery_time = now
-            if justid:
-                claimed.append(nack.id_bytes)
-            else:
-                nack.delivery_count += 1
-                claimed.append([nack.id_bytes, [*fields]])  # a fresh list: the reply's
-            count -= 1
+            if taken_k:
+                group.assign_batch(taken_k, taken_n, consumer)  # type: ignore[arg-type]
         if not more:  # the scan reached the end of the PEL: cursor 0-0
             break
         if not (count and attempts):
@@ -306,10 +307,8 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
             _last_cursor = (cursor, after_k)
             break
         lo, inclusive = window[-1], False
-    if track_active and taken_k:
+    if track_active and claimed:  # (an entry claimed: a claimed reply item)
         consumer.active_time = now  # type: ignore[union-attr]
-    if taken_k:
-        group.assign_batch(taken_k, taken_n, consumer)  # type: ignore[arg-type]
     if dead:
         group.remove_pending_many(dead)
     return [cursor, claimed, deleted]

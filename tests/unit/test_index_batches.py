@@ -37,3 +37,27 @@ def test_slice_and_fields_sorted_match_single_lookups(seed):
         assert entries.fields_sorted(probe) == [entries.get_k(k) for k in probe]
         run = live[rnd.randrange(len(live)):][: rnd.choice([1, 10, 1200])]  # neighbours: the slice-compare case
         assert entries.fields_sorted(run) == [entries.get_k(k) for k in run]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_drop_run_removes_present_neighbours_as_pop_run_does(seed):
+    # drop_run knows its keys are present (one owner's PEL entries) and checks a run from its two ends only: where
+    # pop_run takes the keys it takes them too (same index left), and where pop_run refuses (not neighbours in one
+    # chunk) it refuses and changes nothing
+    rnd = random.Random(seed)
+    _, dropped = _filled(rnd, rnd.choice([50, 3 * LOAD]))
+    rnd = random.Random(seed)
+    _, popped = _filled(rnd, rnd.choice([50, 3 * LOAD]))
+    for _ in range(300):
+        live = [k for k, _ in dropped.scan_k(0)]
+        if not live:
+            break
+        at = rnd.randrange(len(live))
+        if rnd.random() < 0.7:
+            keys = live[at:at + rnd.choice([1, 2, 10, 40])]  # neighbours (maybe across a chunk boundary)
+        else:
+            keys = sorted(rnd.sample(live, min(len(live), rnd.choice([2, 5]))))  # present, maybe not neighbours
+        taken = popped.pop_run(keys)
+        assert dropped.drop_run(keys) is (taken is not None)
+        assert list(dropped.scan_k(0)) == list(popped.scan_k(0))
+        dropped._check()
