@@ -39,6 +39,10 @@ _ALLOC_LIMIT_BYTES = 1 << 47
 #: way XAUTOCLAIM is used) sends that same object, whose key then needs no parsing (the key is a function of the
 #: bytes, so whichever server or thread answered it does not matter; one tuple, replaced whole)
 _last_cursor: Tuple[bytes, int] = (b"0-0", 0)
+#: the last min-idle-time and options XAUTOCLAIM parsed without error (their bytes, their values): a loop sends equal
+#: bytes every time, which then need no parsing (the values are a function of the bytes, whatever server, profile or
+#: thread sent them; one tuple, replaced whole). It starts as the parse of ``0`` with no options.
+_last_options: Tuple[bytes, List[bytes], int, int, bool] = (b"0", [], 0, 100, False)
 
 
 def require_group(ctx: Context, key: bytes, name: bytes) -> Tuple[Stream, ConsumerGroup]:
@@ -179,27 +183,41 @@ def xclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
 
 
 def parse_xautoclaim(args: List[bytes]) -> Tuple[int, int, int, bool]:
-    """min-idle-time, start (as a 128-bit key), COUNT (default 100) and JUSTID of XAUTOCLAIM (``args`` from
-    ``min-idle-time`` on). O(k)."""
-    raw = args[0]
+    """min-idle-time, start (as a 128-bit key), COUNT (default 100) and JUSTID of XAUTOCLAIM (``args``: the whole
+    command after its name), or its error reply. O(k); what a claim loop sends every time is not parsed again: a
+    cursor that XAUTOCLAIM just answered, a min-idle-time and options equal to the last ones parsed."""
+    global _last_options
+    options = args[5:]
+    last = _last_options
+    raw = args[4]
+    cached = _last_cursor
+    if args[3] == last[0] and options == last[1]:  # (bytes and short lists: compared in C)
+        return last[2], cached[1] if raw is cached[0] else parse_range_start_key(raw), last[3], last[4]
+    min_idle, count, justid = _parse_min_idle_and_options(args[3], raw, options)
+    _last_options = (args[3], options, min_idle, count, justid)
+    return min_idle, cached[1] if raw is cached[0] else parse_range_start_key(raw), count, justid
+
+
+def _parse_min_idle_and_options(raw: bytes, start: bytes, options: List[bytes]) -> Tuple[int, int, bool]:
+    """min-idle-time (``raw``), COUNT and JUSTID (``options``) of XAUTOCLAIM; the errors in the server's order:
+    min-idle-time's, ``start``'s (parsed here for its error only), the options'. O(k)."""
     if raw.isdigit() and len(raw) < 19 and (raw[0] != 0x30 or len(raw) == 1):  # canonical: parse_i64's own fast path
         min_idle = int(raw)
     else:
         min_idle = _parse_min_idle(raw, "XAUTOCLAIM_MIN_IDLE")
-    raw = args[1]
-    cached = _last_cursor
-    start = cached[1] if raw is cached[0] else parse_range_start_key(raw)
+    if start is not _last_cursor[0]:
+        parse_range_start_key(start)
     count = 100
     justid = False
-    j = 2
-    n = len(args)
+    j = 0
+    n = len(options)
     while j < n:
         more = n - 1 - j
-        opt = args[j].upper()
+        opt = options[j].upper()
         if 0 in opt:  # (a byte test: far cheaper than b"\0" in)
             opt = cstr(opt)  # strcasecmp: text after a NUL is ignored
         if opt == b"COUNT" and more:
-            raw = args[j + 1]
+            raw = options[j + 1]
             value = int(raw) if raw.isdigit() and len(raw) < 19 and raw[0] != 0x30 else parse_i64(raw)
             if value is None or not 1 <= value <= XAUTOCLAIM_MAX_COUNT:
                 raise ReplyError("XAUTOCLAIM_COUNT")
@@ -210,7 +228,7 @@ def parse_xautoclaim(args: List[bytes]) -> Tuple[int, int, int, bool]:
         else:
             raise ReplyError("SYNTAX")
         j += 1
-    return min_idle, start, count, justid
+    return min_idle, count, justid
 
 
 def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
@@ -226,7 +244,7 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
     """
     key, group_name, consumer_name = args[0], args[1], args[2]
     global _last_cursor
-    min_idle, start, count, justid = parse_xautoclaim(args[3:])
+    min_idle, start, count, justid = parse_xautoclaim(args)
     stream, group = require_group(ctx, key, group_name)
     if count * 16 > _ALLOC_LIMIT_BYTES:
         raise ReplyError("XAUTOCLAIM_COUNT_MEMORY")
