@@ -35,10 +35,11 @@ ATTEMPTS_FACTOR = 10
 #: exactly when the request exceeds the 47-bit user address space of x86-64/arm64 Linux, which no
 #: server could ever satisfy (e.g. ``COUNT 576460752303423487``, the largest valid COUNT).
 _ALLOC_LIMIT_BYTES = 1 << 47
-#: the last cursor an XAUTOCLAIM answered (its bytes object, its 128-bit key): a loop that passes it back (the
-#: way XAUTOCLAIM is used) sends that same object, whose key then needs no parsing (the key is a function of the
-#: bytes, so whichever server or thread answered it does not matter; one tuple, replaced whole)
-_last_cursor: Tuple[bytes, int] = (b"0-0", 0)
+#: the last cursor an XAUTOCLAIM answered (its bytes object, its 128-bit key, its position in that group's PEL): a loop
+#: that passes it back (the way XAUTOCLAIM is used) sends that same object, whose key then needs no parsing (the key
+#: is a function of the bytes, so whichever server or thread answered it does not matter; one tuple, replaced whole)
+#: and whose place in the PEL is checked before it is sought (IdIndex.slice_near: a stale one is sought)
+_last_cursor: Tuple[bytes, int, Tuple[int, int]] = (b"0-0", 0, (-1, 0))
 #: the last min-idle-time and options XAUTOCLAIM parsed without error (their bytes, their values): a loop sends equal
 #: bytes every time, which then need no parsing (the values are a function of the bytes, whatever server, profile or
 #: thread sent them; one tuple, replaced whole). It starts as the parse of ``0`` with no options.
@@ -264,13 +265,18 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
     cursor = b"0-0"
     pel = group.pel
     lo, inclusive = start, True
+    near = _last_cursor[2] if args[4] is _last_cursor[0] else (-1, 0)  # (where the cursor's key was in a PEL)
     # The scan goes in windows of the group PEL (which nothing changes before the scan ends): each window holds the
     # min(COUNT left, attempts left) entries examined next, which cannot overrun either, plus one more, the cursor
     # if they run out there. Their entries are looked up in one batch (a slice compare when the PEL holds
     # consecutive entries); the window's claimed entries move to the consumer before the next window is read.
     while True:
         want = count if count < attempts else attempts  # >= 1 here
-        window, nacks = pel.slice_k(lo, want + 1, inclusive)
+        if inclusive:  # the first window: at the start, maybe where the last call ended
+            window, nacks, at = pel.slice_near(lo, want + 1, near)
+        else:
+            window, nacks = pel.slice_k(lo, want + 1, False)
+            at = (-1, 0)
         more = len(window) > want
         if more:
             after_k = window.pop()
@@ -322,7 +328,7 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
             break
         if not (count and attempts):
             cursor = after.id_bytes  # the first PEL entry not examined
-            _last_cursor = (cursor, after_k)
+            _last_cursor = (cursor, after_k, at)  # (at: the position of the window's last key, the cursor's)
             break
         lo, inclusive = window[-1], False
     if track_active and claimed:  # (an entry claimed: a claimed reply item)

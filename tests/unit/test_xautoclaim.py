@@ -170,9 +170,10 @@ def test_as_an_iterator():
 
 
 def test_returned_cursor_passed_back_answers_as_a_parsed_one():
-    # the handler keeps the key of the last cursor it answered and reuses it when that very bytes object comes
-    # back (xclaim._last_cursor): the same replies and PEL as a loop sending equal bytes that must be parsed,
-    # also with cursors of another stream answered in between (the cache is one slot, shared)
+    # the handler keeps the key of the last cursor it answered and its place in the PEL and reuses them when that
+    # very bytes object comes back (xclaim._last_cursor): the same replies and PEL as a loop sending equal bytes that
+    # must be parsed and sought, also with cursors of another stream answered in between (the cache is one slot,
+    # shared) and entries acknowledged or claimed by XCLAIM … FORCE in between (the place is stale then)
     from fake_streams.commands import xclaim
 
     runs = []
@@ -190,6 +191,12 @@ def test_returned_cursor_passed_back_answers_as_a_parsed_one():
             cursor = reply[0]
             if turn % 2:  # another stream's XAUTOCLAIM takes the cache's slot
                 other_cursor = other.run("XAUTOCLAIM", "s", "g", "c9", "0", other_cursor, "COUNT", "2")[0]
+            elif turn % 4 == 2:  # the PEL changes before the cursor comes back: its place moves
+                assert ctx.run("XACK", "s", "g", b"%d-0" % (turn // 2)) == 1
+            elif turn == 4:
+                ctx.run("XCLAIM", "s", "g", "c5", "0", "26-0", "FORCE")  # (no such entry: nothing pending added)
+                stream.append(sid(26), F)
+                ctx.run("XCLAIM", "s", "g", "c5", "0", "26-0", "FORCE")
         runs.append((replies, pel(group)))
         assert (hits > 0) != copy, hits  # the shortcut was taken (only) where the object came back
         check(stream)
