@@ -556,9 +556,12 @@ class IdMap(IdIndex[V]):
             return False
         del ks[start:stop]
         del self._vals[i][start:stop]
-        self._len -= len(keys)
-        if not ks or start == len(ks) or len(ks) < LOAD // 2 and len(maxes) > 1:
-            self._removed_at(i, start)  # emptied, lost its tail or mergeable
+        n = len(keys)
+        self._len -= n
+        if not ks or start == len(ks):
+            self._removed_at(i, start)  # emptied or lost its tail
+        elif len(ks) < LOAD // 2 and len(maxes) > 1 and len(ks) // 64 != (len(ks) + n) // 64:
+            self._merge(i)  # under half a load: a merge tried each 64 keys fewer (as pop_k), not at every removal
         return True
 
     def _removed_at(self, i: int, start: int) -> None:
