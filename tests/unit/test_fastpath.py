@@ -24,6 +24,7 @@ from fake_streams._fakeredis import fastpath  # noqa: E402
 from fake_streams.clock import ManualClock  # noqa: E402
 from fake_streams.commands import COMMANDS  # noqa: E402
 from fake_streams.commands.base import spec  # noqa: E402
+from fake_streams.stream import Stream  # noqa: E402
 
 PARSERS = [(2, _RESP2Parser), (3, _RESP2Parser), (3, _RESP3Parser)]
 if HIREDIS_AVAILABLE:
@@ -614,8 +615,18 @@ def test_acl_verdict_kept_per_socket_is_dropped_when_another_client_changes_rule
 # ----------------------------------------------------------- runs of XADD key * … in one batch
 @pytest.fixture
 def run_appends(monkeypatch):
-    """Counts entries appended by a run of plain XADDs (fastpath._xadd_run)."""
-    return _counted_appends(monkeypatch, "append_now", 0)
+    """Notes the key of every plain XADD a run (fastpath._xadd_run) tried to append: one at a time (``append_now``)
+    or back to back in one engine call (``_plain_run``: each command up to and with the one refused, if any)."""
+    calls = _counted_appends(monkeypatch, "append_now", 0)
+    plain_run = fastpath._plain_run
+
+    def counting(stream, batch, i, j, *rest):
+        done, now, refused = plain_run(stream, batch, i, j, *rest)
+        calls.extend(bytes(batch[k][1][0]) for k in range(i, i + done + (refused is not None)))
+        return done, now, refused
+
+    monkeypatch.setattr(fastpath, "_plain_run", counting)
+    return calls
 
 
 def _counted_appends(monkeypatch, name, arg):
@@ -683,6 +694,110 @@ def test_xadd_run_watch_and_errors_alike(run_appends):
     assert outs[0][0][1] == [1]  # only errors (ID space exhausted): WATCH not dirtied
     assert outs[0][1][1] == "aborted"
     assert run_appends.count(b"full") == 3 and run_appends.count(b"ok") == 3
+
+
+def _plain_runs(monkeypatch):
+    """The lengths of the runs fastpath._plain_run was given."""
+    lengths = []
+    plain_run = fastpath._plain_run
+
+    def noting(stream, batch, i, j, *rest):
+        lengths.append(j - i)
+        return plain_run(stream, batch, i, j, *rest)
+
+    monkeypatch.setattr(fastpath, "_plain_run", noting)
+    return lengths
+
+
+@pytest.mark.parametrize("limits", [None, (0, 3)])
+def test_plain_xadd_runs_append_as_one_at_a_time(monkeypatch, limits):
+    """A pipeline's back-to-back ``XADD key * …`` append in one engine call: the same replies, entries, IDs, node
+    boundaries (XINFO STREAM FULL's listpack view, stream-node-max-entries 3 makes several), OBJECT / INFO figures as
+    on the dispatch path, which appends one command at a time; the runs end at another key, another shape, a packed
+    command, and go on after it."""
+    if not fastpath.ENABLED:
+        pytest.skip("the direct path is switched off (FAKE_STREAMS_FAST_PATH=0)")
+    lengths = _plain_runs(monkeypatch)
+
+    def pipeline(r):
+        if limits is not None:
+            r.config_set("stream-node-max-entries", limits[1])
+        r.xadd("s", {"f": "seed"})
+        r.xadd("u", {"a": "seed", "b": 0})
+        p = r.pipeline(transaction=False)
+        for n in range(7):
+            p.xadd("s", {"f": n})
+        p.xadd("s", {"f": 1, "g": 2}).xadd("s", {"f": "x" * 70}).xadd("s", {"n": 123456789})
+        for n in range(3):  # the master entry's two field names (SAMEFIELDS: only the values are stored)
+            p.xadd("u", {"a": n, "b": "v" * n})
+        p.xadd("t", {"f": 0}).xadd("s", {"f": 8}).xadd("s", {"f": 8}).xadd("s", {"f": 9}, maxlen=5, approximate=True)
+        p.set("k", "v").xadd("s", {"f": 10}).xadd("s", {"f": 11})
+        return p.execute(raise_on_error=False)
+
+    outs = []
+    for fast in (True, False):
+        server = _server(fast)
+        r = server.client()
+        replies = pipeline(r)
+        db = server.backend.fake.dbs[0]
+        outs.append([replies, r.xlen("t"), r.info("commandstats")["cmdstat_xadd"]["calls"],
+                     r.info("memory")["used_memory_dataset"]]
+                    + [(r.xrange(key), r.xinfo_stream(key, full=True), r.object("idletime", key),
+                        db.get(key.encode()).value.node_layout()) for key in ("s", "u")])
+        server.close()
+    assert outs[0] == outs[1] and len(outs[0][0]) == 20
+    # (f …) ×7, (f g), (f x…), (n): plain XADDs on s, one run; u's three; then after t's, two; none after SET (a packed command's
+    # reply is queued on the socket: what follows it goes there too, in order)
+    assert lengths == [10, 3, 2], lengths
+
+
+def test_long_plain_xadd_runs_are_split(monkeypatch):
+    """A run's fresh field lists are alive together: more than ``_PLAIN_RUN_MAX`` of them are appended in several
+    engine calls (one long run would have the collector promote them: benchmarks/loads.py), answered alike."""
+    if not fastpath.ENABLED:
+        pytest.skip("the direct path is switched off (FAKE_STREAMS_FAST_PATH=0)")
+    lengths = _plain_runs(monkeypatch)
+    most = fastpath._PLAIN_RUN_MAX
+    server = _server(True)
+    r = server.client()
+    r.xadd("s", {"f": "seed"})
+    p = r.pipeline(transaction=False)
+    for n in range(2 * most + 3):
+        p.xadd("s", {"f": n})
+    assert p.execute() == [b"1000000-%d" % n for n in range(1, 2 * most + 4)]
+    assert lengths == [most, most, 3]
+    server.close()
+
+
+def test_plain_xadd_run_engine_bug_answered_in_place(monkeypatch):
+    """An engine exception inside a run's one engine call is answered as the dispatch path answers an engine bug
+    (the internal-error reply, recorded) for the run's first command; the commands after it run on."""
+    if not fastpath.ENABLED:
+        pytest.skip("the direct path is switched off (FAKE_STREAMS_FAST_PATH=0)")
+    add_next_run = Stream.add_next_run
+    failures = []
+
+    def failing_once(self, *args):
+        if not failures:
+            failures.append(1)
+            raise ValueError("kaput")
+        return add_next_run(self, *args)
+
+    monkeypatch.setattr(Stream, "add_next_run", failing_once)
+    server = _server(True)
+    r = server.client()
+    r.xadd("s", {"f": 0})
+    p = r.pipeline(transaction=False)
+    for n in range(4):
+        p.xadd("s", {"f": n})
+    replies = p.execute(raise_on_error=False)
+    assert isinstance(replies[0], redis.ResponseError) and "ValueError: kaput" in str(replies[0])
+    assert [type(reply) for reply in replies[1:]] == [bytes] * 3 and r.xlen("s") == 4
+    stats = r.info("commandstats")["cmdstat_xadd"]
+    assert stats["calls"] == 5 and stats["failed_calls"] == 1
+    (name, args, trace), = server.internal_errors
+    assert (name, args[0]) == ("xadd", b"s") and "ValueError: kaput" in trace
+    server.close()
 
 
 def test_xadd_run_not_taken_when_events_are_subscribed(run_appends):
