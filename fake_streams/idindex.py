@@ -16,6 +16,12 @@ Costs (n keys, L = ``LOAD``), sortedcontainers style:
 * scans: O(log n) to seek, then O(1) per item over contiguous chunk slices;
 * positional access (``keys()[i]``): O(n / L), for tests and debugging only.
 
+A chunk other than the last may be a *tuple* in every column (:class:`~fake_streams.entryindex.EntryIndex`
+freezes each chunk it fills: a tuple of ints, bytes or untracked tuples is untracked by the garbage collector,
+so full collections no longer walk every entry of every stream in the process); the last chunk is always a
+list (appends). The removals :class:`IdIndex` has (:meth:`IdIndex.pop_k`, :meth:`IdIndex.pop_front`, chunk
+drops and merges) accept either; :class:`IdMap` never freezes, its own inserts and removals work on lists.
+
 :class:`IdIndex` is the layout itself with everything that reads, scans or removes, for any number of
 value columns; it never adds a key, because what a key is added *with* depends on the columns.
 Two indexes build on it:
@@ -53,6 +59,8 @@ class IdIndex(Generic[V]):
 
     def __init__(self) -> None:
         self._maxes: List[int] = []
+        # chunks typed as lists: a frozen one (module docstring) is a tuple, read the same way; the few places that
+        # tell them apart say so
         self._keys: List[List[int]] = []
         self._vals: List[List[V]] = []
         self._len = 0
@@ -100,8 +108,14 @@ class IdIndex(Generic[V]):
         if ks[j] != k:
             return None
         value = self._vals[i][j]
-        for column in self._columns():  # keys, values and any column a subclass adds
-            del column[i][j]
+        if type(ks) is list:
+            for column in self._columns():  # keys, values and any column a subclass adds
+                del column[i][j]
+        else:  # a frozen chunk (see the module docstring): it stays a tuple, one entry shorter
+            for column in self._columns():
+                chunk = column[i]
+                column[i] = chunk[:j] + chunk[j + 1:]
+            ks = self._keys[i]
         self._len -= 1
         if not ks:
             self._drop_chunk(i)
@@ -303,14 +317,23 @@ class IdIndex(Generic[V]):
                 for outer in columns:
                     del outer[0]
             else:
+                frozen = type(keys[0]) is not list  # a tuple (see the module docstring)
                 for outer in columns:
-                    del outer[0][:n]
+                    if frozen:
+                        outer[0] = outer[0][n:]
+                    else:
+                        del outer[0][:n]
                 n = 0
 
     def _drop_chunk(self, i: int) -> None:
         del self._maxes[i]
-        for outer in self._columns():
+        columns = self._columns()
+        for outer in columns:
             del outer[i]
+        keys = self._keys
+        if i == len(keys) and keys and type(keys[-1]) is not list:  # the last chunk went: the new last one takes appends
+            for outer in columns:
+                outer[-1] = list(outer[-1])
 
     def _split(self, i: int) -> None:
         """Split chunk ``i`` in two halves. O(L + n / L)."""
@@ -332,7 +355,11 @@ class IdIndex(Generic[V]):
         else:
             return
         for outer in self._columns():
-            outer[a] += outer[a + 1]
+            left, right = outer[a], outer[a + 1]
+            if type(left) is list:
+                left += right  # (a list takes a frozen chunk's tuple too)
+            else:  # frozen: stays a tuple unless the last chunk (a list) joins it
+                outer[a] = left + right if type(right) is tuple else [*left, *right]
             del outer[a + 1]
         maxes = self._maxes
         maxes[a] = maxes[a + 1]
@@ -392,7 +419,8 @@ class IdIndex(Generic[V]):
             assert ks and len(ks) <= 2 * LOAD, len(ks)
             assert self._maxes[i] == ks[-1]
             for outer in columns:
-                assert len(outer[i]) == len(ks)
+                assert len(outer[i]) == len(ks) and type(outer[i]) is type(ks)
+            assert type(ks) is list or i + 1 < len(self._keys), i  # only chunks before the last may be frozen
             for k in ks:
                 assert k > prev
                 prev = k
