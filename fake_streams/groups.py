@@ -158,6 +158,14 @@ class NackZone(IdMap[PendingEntry]):
                 order.pop(k, None)
         return values
 
+    def drop_run(self, keys: List[int]) -> bool:
+        if not super().drop_run(keys):
+            return False
+        order = self.order
+        for k in keys:
+            order.pop(k, None)
+        return True
+
     def fifo(self) -> List[Tuple[int, PendingEntry]]:
         """``(key, entry)`` in NACK order, oldest NACK first. O(z)."""
         return list(self.order.items())
@@ -340,14 +348,53 @@ class ConsumerGroup:
                     break
                 nack.consumer = consumer
             else:  # one previous owner (the common case): no per-entry lists
-                if first.pel.pop_run(keys) is None:  # not neighbours in one chunk of the old owner's PEL
-                    first.pel.pop_sorted(keys)
-                pel = consumer.pel
-                if pel._maxes and keys[0] <= pel._maxes[-1]:  # (= _add_owned: extend_k when above its keys)
-                    self._add_owned(consumer, keys, nacks)
-                else:
-                    pel.extend_k(keys, nacks)
+                self._move_run(first, keys, nacks, consumer)
                 return
+        self._assign_owners(keys, nacks, consumer)
+
+    def claim_batch(self, keys: List[int], nacks: List[PendingEntry], consumer: Consumer, now_ms: int,
+                    counted: int) -> None:
+        """XAUTOCLAIM's claim of each ``(key, nack)`` (``keys`` ascending, distinct): delivery time ``now_ms``, delivery
+        count + ``counted`` (1; 0 with JUSTID), then :meth:`assign_batch` to ``consumer``. With one previous owner
+        other than ``consumer`` (a claim loop's usual window) the owner check, the new owner and the delivery fields
+        are set in one pass over the entries and that owner's run moves at once (:meth:`_move_run`). O(k) plus the
+        move (see :meth:`assign_batch`)."""
+        first = nacks[0].consumer
+        if first is not consumer:
+            for nack in nacks:
+                if nack.consumer is not first:
+                    break
+                nack.consumer = consumer
+                nack.delivery_time = now_ms
+                nack.delivery_count += counted
+            else:
+                self._move_run(first, keys, nacks, consumer)
+                return
+            at = nacks.index(nack)  # a second previous owner: the prefix's owners back, the rest as below
+            for done in nacks[:at]:
+                done.consumer = first
+            nacks_left = nacks[at:]
+        else:
+            nacks_left = nacks
+        for nack in nacks_left:
+            nack.delivery_time = now_ms
+            nack.delivery_count += counted
+        self.assign_batch(keys, nacks, consumer)
+
+    def _move_run(self, owner: Consumer, keys: List[int], nacks: List[PendingEntry], consumer: Consumer) -> None:
+        """Move ``keys`` (ascending, all in ``owner``'s PEL) with their ``nacks`` (already owned by ``consumer``) from
+        ``owner``'s PEL to ``consumer``'s: one run removed when they are neighbours in one chunk, appended when above
+        the claimer's keys."""
+        if not owner.pel.drop_run(keys):  # not neighbours in one chunk of the old owner's PEL
+            owner.pel.pop_sorted(keys)
+        pel = consumer.pel
+        if pel._maxes and keys[0] <= pel._maxes[-1]:  # (= _add_owned: extend_k when above its keys)
+            self._add_owned(consumer, keys, nacks)
+        else:
+            pel.extend_k(keys, nacks)
+
+    def _assign_owners(self, keys: List[int], nacks: List[PendingEntry], consumer: Consumer) -> None:
+        """:meth:`assign_batch`'s general case: entries of several owners (the claimer's own among them)."""
         moved_k: List[int] = []
         moved_n: List[PendingEntry] = []
         previous: List[Consumer] = []

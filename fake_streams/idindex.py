@@ -212,6 +212,23 @@ class IdIndex(Generic[V]):
             j = 0
         return out_k, out_v
 
+    def slice_near(self, lo: int, limit: int, near: Tuple[int, int]) -> Tuple[List[int], List[V], Tuple[int, int]]:
+        """:meth:`slice_k` from ``lo`` inclusive, ``near`` being a position (chunk, index) where key ``lo`` was seen
+        before: used when ``lo`` is still there (checked, O(1): no seek), else the seek finds it. Also returns the
+        position of the last key returned, the ``near`` of a next call starting there (``(-1, 0)``: not known). A
+        cursor loop (XAUTOCLAIM) starts each call where the last one ended: O(limit) then."""
+        keys = self._keys
+        i, j = near
+        if not (0 <= i < len(keys) and j < len(keys[i]) and keys[i][j] == lo):
+            i, j = self.seek(lo)
+        if i < len(keys):
+            ks = keys[i]
+            stop = j + limit
+            if stop <= len(ks):  # one chunk holds them all
+                return ks[j:stop], self._vals[i][j:stop], (i, stop - 1)
+        out_k, out_v = self.slice_k(lo, limit)
+        return out_k, out_v, (-1, 0)
+
     def rscan_k(self, hi: int, lo: int) -> Iterator[Tuple[int, V]]:
         """``(key, value)`` for ``hi >= key >= lo`` descending. O(log n) to start, O(1) per step (index unchanged meanwhile)."""
         maxes = self._maxes
@@ -546,6 +563,34 @@ class IdMap(IdIndex[V]):
         if not ks or start == len(ks) or len(ks) < LOAD // 2 and len(maxes) > 1:
             self._removed_at(i, start)  # emptied, lost its tail or mergeable
         return out
+
+    def drop_run(self, keys: List[int]) -> bool:
+        """Remove the ascending, distinct ``keys`` (at least one), *all present* (the caller knows it: a PEL's entries of
+        one owner), when they are neighbours in one chunk: then a run from the first to the last of them holds exactly
+        them (it holds ``len(keys)`` keys, each present key between the two is among them), found from its two ends —
+        no slice compared, no values copied. False, nothing changed, when they are not. O(log n + L); no seek when
+        they are the smallest keys."""
+        maxes = self._maxes
+        first = keys[0]
+        ks = self._keys[0]
+        if ks[0] == first:  # the smallest keys (a claim loop's sweep of an owner's PEL): no seek
+            i = start = 0
+        else:
+            i = bisect_left(maxes, first)
+            ks = self._keys[i]  # (present: i < len(maxes))
+            start = bisect_left(ks, first)
+        stop = start + len(keys)
+        if stop > len(ks) or ks[stop - 1] != keys[-1]:
+            return False
+        del ks[start:stop]
+        del self._vals[i][start:stop]
+        n = len(keys)
+        self._len -= n
+        if not ks or start == len(ks):
+            self._removed_at(i, start)  # emptied or lost its tail
+        elif len(ks) < LOAD // 2 and len(maxes) > 1 and len(ks) // 64 != (len(ks) + n) // 64:
+            self._merge(i)  # under half a load: a merge tried each 64 keys fewer (as pop_k), not at every removal
+        return True
 
     def _removed_at(self, i: int, start: int) -> None:
         """Chunk ``i`` just lost keys from position ``start`` on: drop it if empty, else fix its max (when the

@@ -35,10 +35,15 @@ ATTEMPTS_FACTOR = 10
 #: exactly when the request exceeds the 47-bit user address space of x86-64/arm64 Linux, which no
 #: server could ever satisfy (e.g. ``COUNT 576460752303423487``, the largest valid COUNT).
 _ALLOC_LIMIT_BYTES = 1 << 47
-#: the last cursor an XAUTOCLAIM answered (its bytes object, its 128-bit key): a loop that passes it back (the
-#: way XAUTOCLAIM is used) sends that same object, whose key then needs no parsing (the key is a function of the
-#: bytes, so whichever server or thread answered it does not matter; one tuple, replaced whole)
-_last_cursor: Tuple[bytes, int] = (b"0-0", 0)
+#: the last cursor an XAUTOCLAIM answered (its bytes object, its 128-bit key, its position in that group's PEL): a loop
+#: that passes it back (the way XAUTOCLAIM is used) sends that same object, whose key then needs no parsing (the key
+#: is a function of the bytes, so whichever server or thread answered it does not matter; one tuple, replaced whole)
+#: and whose place in the PEL is checked before it is sought (IdIndex.slice_near: a stale one is sought)
+_last_cursor: Tuple[bytes, int, Tuple[int, int]] = (b"0-0", 0, (-1, 0))
+#: the last min-idle-time and options XAUTOCLAIM parsed without error (their bytes, their values): a loop sends equal
+#: bytes every time, which then need no parsing (the values are a function of the bytes, whatever server, profile or
+#: thread sent them; one tuple, replaced whole). It starts as the parse of ``0`` with no options.
+_last_options: Tuple[bytes, List[bytes], int, int, bool] = (b"0", [], 0, 100, False)
 
 
 def require_group(ctx: Context, key: bytes, name: bytes) -> Tuple[Stream, ConsumerGroup]:
@@ -179,27 +184,41 @@ def xclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
 
 
 def parse_xautoclaim(args: List[bytes]) -> Tuple[int, int, int, bool]:
-    """min-idle-time, start (as a 128-bit key), COUNT (default 100) and JUSTID of XAUTOCLAIM (``args`` from
-    ``min-idle-time`` on). O(k)."""
-    raw = args[0]
+    """min-idle-time, start (as a 128-bit key), COUNT (default 100) and JUSTID of XAUTOCLAIM (``args``: the whole
+    command after its name), or its error reply. O(k); what a claim loop sends every time is not parsed again: a
+    cursor that XAUTOCLAIM just answered, a min-idle-time and options equal to the last ones parsed."""
+    global _last_options
+    options = args[5:]
+    last = _last_options
+    raw = args[4]
+    cached = _last_cursor
+    if args[3] == last[0] and options == last[1]:  # (bytes and short lists: compared in C)
+        return last[2], cached[1] if raw is cached[0] else parse_range_start_key(raw), last[3], last[4]
+    min_idle, count, justid = _parse_min_idle_and_options(args[3], raw, options)
+    _last_options = (args[3], options, min_idle, count, justid)
+    return min_idle, cached[1] if raw is cached[0] else parse_range_start_key(raw), count, justid
+
+
+def _parse_min_idle_and_options(raw: bytes, start: bytes, options: List[bytes]) -> Tuple[int, int, bool]:
+    """min-idle-time (``raw``), COUNT and JUSTID (``options``) of XAUTOCLAIM; the errors in the server's order:
+    min-idle-time's, ``start``'s (parsed here for its error only), the options'. O(k)."""
     if raw.isdigit() and len(raw) < 19 and (raw[0] != 0x30 or len(raw) == 1):  # canonical: parse_i64's own fast path
         min_idle = int(raw)
     else:
         min_idle = _parse_min_idle(raw, "XAUTOCLAIM_MIN_IDLE")
-    raw = args[1]
-    cached = _last_cursor
-    start = cached[1] if raw is cached[0] else parse_range_start_key(raw)
+    if start is not _last_cursor[0]:
+        parse_range_start_key(start)
     count = 100
     justid = False
-    j = 2
-    n = len(args)
+    j = 0
+    n = len(options)
     while j < n:
         more = n - 1 - j
-        opt = args[j].upper()
+        opt = options[j].upper()
         if 0 in opt:  # (a byte test: far cheaper than b"\0" in)
             opt = cstr(opt)  # strcasecmp: text after a NUL is ignored
         if opt == b"COUNT" and more:
-            raw = args[j + 1]
+            raw = options[j + 1]
             value = int(raw) if raw.isdigit() and len(raw) < 19 and raw[0] != 0x30 else parse_i64(raw)
             if value is None or not 1 <= value <= XAUTOCLAIM_MAX_COUNT:
                 raise ReplyError("XAUTOCLAIM_COUNT")
@@ -210,7 +229,7 @@ def parse_xautoclaim(args: List[bytes]) -> Tuple[int, int, int, bool]:
         else:
             raise ReplyError("SYNTAX")
         j += 1
-    return min_idle, start, count, justid
+    return min_idle, count, justid
 
 
 def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
@@ -226,7 +245,7 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
     """
     key, group_name, consumer_name = args[0], args[1], args[2]
     global _last_cursor
-    min_idle, start, count, justid = parse_xautoclaim(args[3:])
+    min_idle, start, count, justid = parse_xautoclaim(args)
     stream, group = require_group(ctx, key, group_name)
     if count * 16 > _ALLOC_LIMIT_BYTES:
         raise ReplyError("XAUTOCLAIM_COUNT_MEMORY")
@@ -239,21 +258,25 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
     track_active = "consumer_active_time" in features
 
     attempts = count * ATTEMPTS_FACTOR
+    counted = 0 if justid else 1  # JUSTID leaves the delivery counts alone
     claimed: List[Reply] = []
     deleted: List[bytes] = []
     dead: List[int] = []  # PEL keys of deleted entries, removed after the scan
-    taken_k: List[int] = []  # claimed PEL keys and their NACKs, moved to the consumer after the scan
-    taken_n: List[PendingEntry] = []
     cursor = b"0-0"
     pel = group.pel
     lo, inclusive = start, True
+    near = _last_cursor[2] if args[4] is _last_cursor[0] else (-1, 0)  # (where the cursor's key was in a PEL)
     # The scan goes in windows of the group PEL (which nothing changes before the scan ends): each window holds the
     # min(COUNT left, attempts left) entries examined next, which cannot overrun either, plus one more, the cursor
     # if they run out there. Their entries are looked up in one batch (a slice compare when the PEL holds
-    # consecutive entries).
+    # consecutive entries); the window's claimed entries move to the consumer before the next window is read.
     while True:
         want = count if count < attempts else attempts  # >= 1 here
-        window, nacks = pel.slice_k(lo, want + 1, inclusive)
+        if inclusive:  # the first window: at the start, maybe where the last call ended
+            window, nacks, at = pel.slice_near(lo, want + 1, near)
+        else:
+            window, nacks = pel.slice_k(lo, want + 1, False)
+            at = (-1, 0)
         more = len(window) > want
         if more:
             after_k = window.pop()
@@ -265,51 +288,51 @@ def xautoclaim(ctx: Context, args: List[bytes]) -> List[Reply]:
         if not min_idle and None not in found:  # every entry of the window is claimed: in bulk, same effects
             if consumer is None:  # R7.0: looked up / created on the first claim only
                 consumer = seen_consumer(ctx, key, group, consumer_name, now)
+            group.claim_batch(window, nacks, consumer, now, counted)  # times, counts and owners in one pass
             if justid:
-                for nack in nacks:
-                    nack.delivery_time = now
-                claimed += [nack.id_bytes for nack in nacks]
+                part: List[Reply] = [nack.id_bytes for nack in nacks]
             else:
-                for nack in nacks:
-                    nack.delivery_time = now
-                    nack.delivery_count += 1
-                claimed += [[nack.id_bytes, [*fields]]  # type: ignore[misc]  # fresh lists (no None: checked above; no
-                            # cast(List[Fields], …): the subscription costs 0.3 µs at run time)
-                            for nack, fields in zip(nacks, found)]
-            taken_k += window
-            taken_n += nacks
+                part = [[nack.id_bytes, [*fields]]  # type: ignore[misc]  # fresh lists (no None: checked above; no
+                        # cast(List[Fields], …): the subscription costs 0.3 µs at run time)
+                        for nack, fields in zip(nacks, found)]
+            if claimed:
+                claimed += part
+            else:
+                claimed = part
             count -= len(window)
-            found = ()  # nothing left for the general loop
-        for k, nack, fields in zip(window, nacks, found):
-            if fields is None:  # deleted or trimmed: leaves the PEL, reported, consumes COUNT
-                dead.append(k)
-                deleted.append(nack.id_bytes)
+        else:
+            taken_k: List[int] = []  # the window's claimed PEL keys and their NACKs, moved to the consumer below
+            taken_n: List[PendingEntry] = []
+            for k, nack, fields in zip(window, nacks, found):
+                if fields is None:  # deleted or trimmed: leaves the PEL, reported, consumes COUNT
+                    dead.append(k)
+                    deleted.append(nack.id_bytes)
+                    count -= 1
+                    continue
+                if min_idle and now - nack.delivery_time < min_idle:
+                    continue
+                if consumer is None:  # R7.0: looked up / created on the first claim only
+                    consumer = seen_consumer(ctx, key, group, consumer_name, now)
+                taken_k.append(k)
+                taken_n.append(nack)
+                nack.delivery_time = now
+                if justid:
+                    claimed.append(nack.id_bytes)
+                else:
+                    nack.delivery_count += 1
+                    claimed.append([nack.id_bytes, [*fields]])  # a fresh list: the reply's
                 count -= 1
-                continue
-            if min_idle and now - nack.delivery_time < min_idle:
-                continue
-            if consumer is None:  # R7.0: looked up / created on the first claim only
-                consumer = seen_consumer(ctx, key, group, consumer_name, now)
-            taken_k.append(k)
-            taken_n.append(nack)
-            nack.delivery_time = now
-            if justid:
-                claimed.append(nack.id_bytes)
-            else:
-                nack.delivery_count += 1
-                claimed.append([nack.id_bytes, [*fields]])  # a fresh list: the reply's
-            count -= 1
+            if taken_k:
+                group.assign_batch(taken_k, taken_n, consumer)  # type: ignore[arg-type]
         if not more:  # the scan reached the end of the PEL: cursor 0-0
             break
         if not (count and attempts):
             cursor = after.id_bytes  # the first PEL entry not examined
-            _last_cursor = (cursor, after_k)
+            _last_cursor = (cursor, after_k, at)  # (at: the position of the window's last key, the cursor's)
             break
         lo, inclusive = window[-1], False
-    if track_active and taken_k:
+    if track_active and claimed:  # (an entry claimed: a claimed reply item)
         consumer.active_time = now  # type: ignore[union-attr]
-    if taken_k:
-        group.assign_batch(taken_k, taken_n, consumer)  # type: ignore[arg-type]
     if dead:
         group.remove_pending_many(dead)
     return [cursor, claimed, deleted]

@@ -146,19 +146,27 @@ def _batch_and_one_by_one(seed, entries, fill, steps):
     return results
 
 
+@pytest.mark.parametrize("claim", [False, True], ids=["assign_batch", "claim_batch"])
 @pytest.mark.parametrize("seed", range(40))
-def test_assign_batch_equals_assign_k_one_by_one(seed):
+def test_batch_moves_equal_assign_k_one_by_one(seed, claim):
     # assign_batch's one-owner pass sets the new owner while it checks; a second owner found midway undoes that
-    # prefix for the general case: either way the PELs end as assign_k of each entry leaves them
+    # prefix for the general case: either way the PELs end as assign_k of each entry leaves them. claim_batch also
+    # sets delivery time and count (+ 0 with JUSTID) in that pass, and hands a second owner over to the updates +
+    # assign_batch: the NACKs end as the per-entry updates leave them
     def steps(group, consumers, rnd, batch):
-        for _ in range(8):
+        for step in range(8):
             lo, size = rnd.randrange(1, 60), rnd.randrange(1, 12)
             keys, nacks = group.pel.slice_k(key_of(sid(lo)), size)
-            claimer = rnd.choice(consumers)
-            if batch:
+            claimer, counted, now = rnd.choice(consumers), rnd.choice([0, 1]), 1000 + step
+            if batch and claim:
+                group.claim_batch(keys, nacks, claimer, now, counted)
+            elif batch:
                 group.assign_batch(keys, nacks, claimer)
             else:
                 for k, nack in zip(keys, nacks):
+                    if claim:
+                        nack.delivery_time = now
+                        nack.delivery_count += counted
                     group.assign_k(k, nack, claimer)
             group._check()
 

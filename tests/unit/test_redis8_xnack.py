@@ -627,7 +627,7 @@ def test_xackdel_delref_acked_and_setid_redelivery_see_nacked_entries(env):
 
 
 def test_xautoclaim_of_a_window_of_nacked_entries_only_leaves_the_nack_order(env):
-    # a claimed window whose entries are all owner-less moves as one run out of the NACK zone (NackZone.pop_run):
+    # a claimed window whose entries are all owner-less moves as one run out of the NACK zone (NackZone.drop_run):
     # its FIFO order must lose them too, else XREADGROUP … CLAIM would serve entries no longer NACKed (the env's
     # teardown checks the invariants); found on main: assign_batch's run bypassed the zone's order
     _, _, r = env

@@ -170,9 +170,10 @@ def test_as_an_iterator():
 
 
 def test_returned_cursor_passed_back_answers_as_a_parsed_one():
-    # the handler keeps the key of the last cursor it answered and reuses it when that very bytes object comes
-    # back (xclaim._last_cursor): the same replies and PEL as a loop sending equal bytes that must be parsed,
-    # also with cursors of another stream answered in between (the cache is one slot, shared)
+    # the handler keeps the key of the last cursor it answered and its place in the PEL and reuses them when that
+    # very bytes object comes back (xclaim._last_cursor): the same replies and PEL as a loop sending equal bytes that
+    # must be parsed and sought, also with cursors of another stream answered in between (the cache is one slot,
+    # shared) and entries acknowledged or claimed by XCLAIM … FORCE in between (the place is stale then)
     from fake_streams.commands import xclaim
 
     runs = []
@@ -190,11 +191,53 @@ def test_returned_cursor_passed_back_answers_as_a_parsed_one():
             cursor = reply[0]
             if turn % 2:  # another stream's XAUTOCLAIM takes the cache's slot
                 other_cursor = other.run("XAUTOCLAIM", "s", "g", "c9", "0", other_cursor, "COUNT", "2")[0]
+            elif turn % 4 == 2:  # the PEL changes before the cursor comes back: its place moves
+                assert ctx.run("XACK", "s", "g", b"%d-0" % (turn // 2)) == 1
+            elif turn == 4:
+                ctx.run("XCLAIM", "s", "g", "c5", "0", "26-0", "FORCE")  # (no such entry: nothing pending added)
+                stream.append(sid(26), F)
+                ctx.run("XCLAIM", "s", "g", "c5", "0", "26-0", "FORCE")
         runs.append((replies, pel(group)))
         assert (hits > 0) != copy, hits  # the shortcut was taken (only) where the object came back
         check(stream)
     assert runs[0] == runs[1]
     assert runs[0][0][0][0] == b"4-0"
+
+
+def test_options_equal_to_the_last_parsed_answer_as_parsed_ones(monkeypatch):
+    # the handler keeps the min-idle-time and options it last parsed without error with their values
+    # (xclaim._last_options) and skips their parse when equal bytes come again: the same replies, errors (in the
+    # server's order: min-idle-time, start, options) and PEL as parsing every call, for repeated, changed, NUL-cut,
+    # case-changed and invalid tails, with the error of a bad start before a tail's (also a remembered one)
+    from fake_streams.commands import xclaim
+
+    calls = [
+        ("0", "-", "COUNT", "2"), ("0", "-", "COUNT", "2"), ("0", "3-0", "COUNT", "2"), ("0", "x", "COUNT", "2"),
+        ("0", "-", "count", "2"), ("0", "-", "COUNT", "2", "JUSTID"), ("0", "-", "COUNT", "2", "JUSTID"),
+        ("0", "-", "COUNT", "0"), ("0", "x", "COUNT", "0"), ("0", "-", "COUNT", "0"), ("x", "-", "COUNT", "2"),
+        ("x", "-", "COUNT", "2"), ("0", "-"), ("0", "-"), ("0", "-", "COUNT\0junk", "1"), ("0", "-", "COUNT"),
+        ("0", "(", "COUNT"), ("0", "-", "COUNT", MAX_COUNT), ("1000", "-", "COUNT", "3"), ("1000", "-", "COUNT", "3"),
+        ("0", "-", "JUSTID", "COUNT", "4"), ("0", "-", "NOPE"), ("0", "-", "NOPE"), ("0", "x", "NOPE"),
+        ("00", "-", "COUNT", "2"), ("-5", "-", "COUNT", "2"), ("0", "-", "COUNT", "2"),
+    ]
+    runs = []
+    for remembered in (True, False):
+        ctx, stream, group = setup(n=12)
+        deliver(stream, group, b"c1", [sid(i) for i in range(1, 13)], T0 - 200)
+        replies, hits = [], 0
+        for turn, tail in enumerate(calls):
+            if not remembered:  # never equal: every call parses
+                monkeypatch.setattr(xclaim, "_last_options", (b"\0", [b"\0"], 0, 1, False))
+            last = xclaim._last_options
+            args = [arg.encode() for arg in tail]
+            hits += args[0] == last[0] and args[2:] == last[1]
+            replies.append(ctx.run("XAUTOCLAIM", "s", "g", b"c%d" % (2 + turn % 2), *args))
+        runs.append((replies, pel(group)))
+        assert (hits > 0) == remembered, hits  # the shortcut was taken (only) where equal options came again
+        check(stream)
+    assert runs[0] == runs[1]
+    assert runs[0][0][3] == err("INVALID_STREAM_ID") and runs[0][0][8] == err("INVALID_STREAM_ID")
+    assert runs[0][0][7] == runs[0][0][9] == err("XAUTOCLAIM_COUNT") and runs[0][0][10] == err("XAUTOCLAIM_MIN_IDLE")
 
 
 def test_options_are_repeatable_last_count_wins():
