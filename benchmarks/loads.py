@@ -1,6 +1,6 @@
 """Large loads in one process: the 2nd and 3rd bulk load must cost what the 1st did.
 
-    python benchmarks/loads.py [--entries 1e6] [--loads 3] [--via fixture|server] [--out FILE]
+    python benchmarks/loads.py [--entries 1e6] [--loads 3] [--via fixture|server] [--runs N] [--out FILE]
 
 Each load is what a test that fills a big stream does: a fresh server (through the pytest fixture's handle
 by default, ``--via server`` for a bare ``FakeStreamsServer``), ``--entries`` ``XADD s * user u:1234 action
@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import resource
+import statistics
+import subprocess
 import sys
 import time
 from typing import Any, Dict, List
@@ -82,9 +85,15 @@ def main() -> int:
     ap.add_argument("--entries", type=float, default=1e6)
     ap.add_argument("--loads", type=int, default=3)
     ap.add_argument("--via", choices=("fixture", "server"), default="fixture")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="run the whole sequence in this many fresh processes, one after the other, and report the "
+                         "median ratio per load (one run's ratios move by ±0.2 on a shared 2-CPU machine)")
     ap.add_argument("--out", help="markdown file to write (default: print only)")
     ap.add_argument("--no-gc", action="store_true", help="diagnosis: the collector off (what is left is not the GC)")
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # one run's rows, for --runs
     args = ap.parse_args()
+    if args.runs > 1:
+        return _runs(args)
     if args.no_gc:
         gc.disable()
     entries = int(args.entries)
@@ -101,16 +110,45 @@ def main() -> int:
         sys_s, faults = r1.ru_stime - r0.ru_stime, r1.ru_minflt - r0.ru_minflt
         kept.append((owner, client))
         rows.append((seconds, list(clock.seconds), list(clock.count)))
+        if args.json:
+            continue
         print(f"load {i + 1}: {seconds:.2f} s CPU ({rows[0][0] and seconds / rows[0][0]:.2f}× the first); "
               f"in gc {sum(clock.seconds):.2f} s (" + ", ".join(
                   f"gen{g} {clock.count[g]}× {clock.seconds[g]:.2f} s" for g in range(3)) + f"); system {sys_s:.2f} s, "
               f"{faults:,} page faults", flush=True)
+    if args.json:
+        print(json.dumps(rows))
+        return 0
     lines = [f"{args.loads} loads of {entries:,} XADD (pipelines of 1000) through the {args.via}, one process, "
              "earlier servers kept alive, Python's default GC; CPU time", "",
              "| load | CPU s | ÷ first | in gc (s) | gen0 / gen1 / gen2 collections |", "|---:|---:|---:|---:|---|"]
     for i, (seconds, in_gc, count) in enumerate(rows):
         lines.append(f"| {i + 1} | {seconds:.2f} | {seconds / rows[0][0]:.2f}× | {sum(in_gc):.2f} | "
                      f"{count[0]} / {count[1]} / {count[2]} |")
+    report.emit("\n".join(lines), args.out, "Large loads in one process (`python benchmarks/loads.py`)")
+    return 0
+
+
+def _runs(args: Any) -> int:
+    """``--runs N``: the sequence in N fresh processes one after the other; per load the median of the runs' ratios
+    to their own first load (and the runs' range), the median CPU and GC seconds."""
+    command = [sys.executable, os.path.abspath(__file__), "--json", "--entries", str(args.entries), "--loads",
+               str(args.loads), "--via", args.via] + (["--no-gc"] if args.no_gc else [])
+    runs = []
+    for n in range(args.runs):
+        rows = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+        runs.append(rows)
+        print(f"run {n + 1}: " + ", ".join(f"load {i + 1} {row[0]:.2f} s ({row[0] / rows[0][0]:.2f}×, gc "
+                                           f"{sum(row[1]):.2f} s)" for i, row in enumerate(rows)), flush=True)
+    lines = [f"{args.loads} loads of {int(args.entries):,} XADD (pipelines of 1000) through the {args.via}, one process "
+             f"per run, {args.runs} runs one after the other, earlier servers kept alive, Python's default GC; CPU time",
+             "", "| load | CPU s (median) | ÷ first: median of the runs (range) | in gc s (median) |",
+             "|---:|---:|---:|---:|"]
+    for i in range(args.loads):
+        ratios = [rows[i][0] / rows[0][0] for rows in runs]
+        lines.append(f"| {i + 1} | {statistics.median(rows[i][0] for rows in runs):.2f} | "
+                     f"{statistics.median(ratios):.2f}× ({min(ratios):.2f}–{max(ratios):.2f}) | "
+                     f"{statistics.median(sum(rows[i][1]) for rows in runs):.2f} |")
     report.emit("\n".join(lines), args.out, "Large loads in one process (`python benchmarks/loads.py`)")
     return 0
 
