@@ -344,9 +344,11 @@ def test_blocking_xreadgroup_for_stream_key_that_has_clients_blocked_on_stream_a
     pair.same("DEL", "mystream")
     pair.same("XGROUP", "CREATE", "mystream", "mygroup", "$", "MKSTREAM")
     readers = [pair.connect() for _ in range(3)]
-    for rd in readers:
+    for n, rd in enumerate(readers, 1):
         rd.send("XREADGROUP", "GROUP", "mygroup", "myuser", "COUNT", "10", "BLOCK", "10000", "STREAMS", "mystream", ">")
-    pair.wait_blocked(3)
+        # each blocked before the next is sent: the real server serves its sockets in the order epoll reports them,
+        # so on a loaded machine readers[1] blocked first once, took the entry, and readers[0] timed out (nil)
+        pair.wait_blocked(n)
     xadd_auto(pair, "mystream", "MAXLEN", "5000", "*", "field1", "value1", "field2", "value2", "field3", "value3")
     res = stream_pairs(readers[0].read(normalize=ids))  # the first blocked client takes the entry
     assert res[0][1][0][1] == [b"field1", b"value1", b"field2", b"value2", b"field3", b"value3"]
