@@ -1,5 +1,6 @@
-"""The redis-py suite harness's session hooks: the runs start in the background once the collection ends
-(:mod:`tests.redispy.background`; the first job fetches redis-py's tests, :func:`tests.redispy.harness.redispy_source`:
+"""The redis-py suite harness's session hooks: the runs are registered as jobs once the collection ends, and made
+in a background thread only when asked (``FAKE_STREAMS_REDISPY_BACKGROUND=1``; else each test makes its own:
+:mod:`tests.redispy.background`; the first job fetches redis-py's tests, :func:`tests.redispy.harness.redispy_source`:
 without them — offline, no PyPI — the tests skip with the reason, and fail with FAKE_STREAMS_REQUIRE_REAL=1; CI
 reaches PyPI), and stop at the session's end; the terminal summary prints each run's counts (``RESULTS``).
 """

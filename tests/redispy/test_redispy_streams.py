@@ -7,8 +7,8 @@
   pass, except the ones in :data:`DOCUMENTED`, each with why the fake is right there.
 
 Marked slow: a run of redis-py's suite is seconds per server (the full run, as .ci/run does, has them all). Each
-test's runs are one job (:func:`job_of`), made in the background while the session runs other tests
-(:mod:`tests.redispy.background`); a comparison's real server is one of its own (a private
+test's runs are one job (:func:`job_of`), made by the test itself, or in the background while the session runs
+other tests when ``FAKE_STREAMS_REDISPY_BACKGROUND=1`` asks for it (:mod:`tests.redispy.background`); a comparison's real server is one of its own (a private
 :class:`~tests.conformance.oracles.OraclePool`), not the session's shared one, which other tests use meanwhile.
 """
 
