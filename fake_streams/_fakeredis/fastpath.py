@@ -271,7 +271,13 @@ def execute(conn: Any, command: Tuple[Any, Any, Any], health: bool = True) -> bo
     ``sendall`` raises).
     """
     session = _session(conn, health)
-    return session is not None and _run(conn._sock, session, (command,), 0, conn._sf_fast_setup[0]) > 0
+    if session is None:
+        return False
+    table = conn._sf_fast_setup[0]
+    spec = table[command[0]][0]
+    if spec.handler is _XADD and _xadd_one(conn._sock, session, spec, command[1]):
+        return True
+    return _run(conn._sock, session, (command,), 0, table) > 0
 
 
 _GETKEYS = frozenset({"COMMAND GETKEYS", "command getkeys"})
@@ -593,12 +599,7 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, ta
                 xadd_name = name
             if args[0] != key:
                 break
-            argc = len(args)  # the two shapes redis-py sends, recognised in O(1):
-            if argc % 2:  # `key MAXLEN ~ n * f v …` = is_trimming_xadd(args)
-                trimming = argc > 6 and args[4] == b"*" and args[2] == b"~" and args[1] in MAXLEN_SPELLINGS
-                shape = _TRIMMING if trimming else 0
-            else:  # `key * f v …` = is_plain_xadd(args)
-                shape = _PLAIN if argc > 3 and args[1] == b"*" else 0
+            shape = _xadd_shape(args)
             if not shape and server.profile.has("stream_ref_policies"):  # Redis 8.2+ options (KEEPREF/DELREF/ACKED
                 break  # …) may come: the general path
             if shape == _PLAIN and i + 1 < n:  # plain XADDs on the key behind it: one engine call for the run
@@ -636,6 +637,68 @@ def _xadd_run(sock: Any, session: Any, batch: Any, i: int, n: int, fast: Any, ta
     finally:
         xadd_run_done(server, keyspace, key, i - first, added, started, now)
     return i
+
+
+def _xadd_shape(args: Any) -> int:
+    """Which of the two XADD shapes redis-py sends the encoded ``args`` have: :data:`_PLAIN` (``key * f v …`` =
+    :func:`is_plain_xadd`), :data:`_TRIMMING` (``key MAXLEN ~ n * f v …`` = :func:`is_trimming_xadd`, ``n`` not
+    checked yet), else 0 (the general parse). O(1)."""
+    argc = len(args)
+    if argc % 2:
+        return _TRIMMING if argc > 6 and args[4] == b"*" and args[2] == b"~" and args[1] in MAXLEN_SPELLINGS else 0
+    return _PLAIN if argc > 3 and args[1] == b"*" else 0
+
+
+def _xadd_one(sock: Any, session: Any, spec: Any, args: list) -> bool:
+    """One XADD (``spec``: its table entry's) sent alone (not in a pipeline) in one of :func:`_xadd_shape`'s two shapes, as :func:`_run` and
+    :func:`_xadd_run` would run it as a batch of one, without their loops: False (nothing done) whenever
+    ``_xadd_run`` would not take it (another shape, a cluster node, a client blocked, a stream event subscribed,
+    the key no stream or with a TTL, the socket closed), so that the caller runs it on the general path.
+
+    Otherwise, lock held: fakeredis's ``db.time``, the command's clock read, the entry appended (and trimmed),
+    its ID or error reply on the socket's deque, then :func:`xadd_run_done`'s bookkeeping: the same state,
+    replies, INFO figures as a run of one (``tests/unit/test_fastpath.py``, the single-command cases of the
+    XADD runs' tests). This is the path of every ``r.xadd(...)``: a loop set-up less is about 1 µs of the
+    ~9 µs the engine takes per XADD (benchmarks/findings.md §14). O(fields) (+ the trimming work).
+    """
+    shape = _xadd_shape(args)
+    server = session.server
+    if not shape or server.cluster_node is not None or not session.enter():
+        return False
+    try:
+        fake = sock._server
+        lock = fake.lock
+        lock.acquire()
+        try:
+            if server.blocking.has_waiters() or stream_events_sent(sock):
+                return False
+            keyspace = session.keyspace
+            key = args[0]
+            stream = keyspace.get_lasting(key)
+            if not isinstance(stream, Stream):
+                return False
+            now = time.time()  # = fakeredis's per-command db.time
+            for db in fake.dbs.values():
+                db.time = now
+            clock = server.clock
+            now_ms = int(now * 1000) if type(clock) is SystemClock else clock.now_ms()
+            started = _perf_counter()
+            added = False
+            try:
+                sock._sf_fast.append(append_now(stream, args, now_ms) if shape == _PLAIN
+                                     else append_trimmed_now(stream, args, now_ms))
+                added = True
+            except ReplyError as exc:
+                sock._sf_fast.append(sock._decode_error(xadd_failed(server, error(exc, server.profile))))
+            except Exception as exc:  # an engine bug: as server.execute answers it
+                sock._sf_fast.append(sock._decode_error(xadd_failed(
+                    server, error(server._internal_error(spec, list(args), exc), server.profile))))
+            xadd_run_done(server, keyspace, key, 1, added, started, now_ms)
+            return True
+        finally:
+            lock.release()
+    finally:
+        session.leave()
 
 
 def _plain_run_end(batch: Any, j: int, n: int, name: Any, key: bytes) -> int:

@@ -35,12 +35,12 @@ if HIREDIS_AVAILABLE:
 
 @pytest.fixture
 def direct_calls(monkeypatch):
-    """Counts commands the direct path ran: each goes through fastpath._answer or a fastpath._xadd_run
-    (single commands from fastpath.execute, pipeline batches from fastpath._run)."""
+    """Counts commands the direct path ran: each goes through fastpath._answer, a fastpath._xadd_run (pipeline
+    batches from fastpath._run) or fastpath._xadd_one (an XADD sent alone, from fastpath.execute)."""
     if not fastpath.ENABLED:
         pytest.skip("the direct path is switched off (FAKE_STREAMS_FAST_PATH=0): both servers would dispatch")
     calls = []
-    answer, xadd_run = fastpath._answer, fastpath._xadd_run
+    answer, xadd_run, xadd_one = fastpath._answer, fastpath._xadd_run, fastpath._xadd_one
 
     def counting_answer(sock, session, prepared, fast, *context):
         calls.append(bytes(prepared[2][0]))
@@ -51,8 +51,15 @@ def direct_calls(monkeypatch):
         calls.extend(bytes(table[name][2]) for name, _, _ in batch[i:end])
         return end
 
+    def counting_xadd_one(sock, session, spec, args):
+        taken = xadd_one(sock, session, spec, args)
+        if taken:
+            calls.append(b"XADD")
+        return taken
+
     monkeypatch.setattr(fastpath, "_answer", counting_answer)
     monkeypatch.setattr(fastpath, "_xadd_run", counting_xadd_run)
+    monkeypatch.setattr(fastpath, "_xadd_one", counting_xadd_one)
     return calls
 
 
@@ -960,6 +967,100 @@ def test_trimming_xadd_on_an_exhausted_stream_answers_alike():
         server.close()
     assert outs[0] == outs[1]
     assert outs[0][0][0] == "error" and "exhausted" in outs[0][0][2] and ">= 0" in outs[0][1][2]  # the threshold checked before the ID
+
+
+def _single_xadds_taken(monkeypatch):
+    """The keys of the XADDs fastpath._xadd_one (an XADD sent alone) ran itself (it answered True)."""
+    if not fastpath.ENABLED:
+        pytest.skip("the direct path is switched off (FAKE_STREAMS_FAST_PATH=0)")
+    taken = []
+    xadd_one = fastpath._xadd_one
+
+    def noting(sock, session, spec, args):
+        done = xadd_one(sock, session, spec, args)
+        if done:
+            taken.append(bytes(args[0]))
+        return done
+
+    monkeypatch.setattr(fastpath, "_xadd_one", noting)
+    return taken
+
+
+@pytest.mark.parametrize("version", ["7.0", "8.2"])
+def test_single_xadds_answer_as_a_run_of_one(monkeypatch, version):
+    """An XADD sent alone in one of redis-py's two shapes (``key * …``, ``key MAXLEN ~ n * …``) is run by
+    ``_xadd_one`` without ``_run``'s and ``_xadd_run``'s loops: the same replies, error texts, stream state, OBJECT /
+    INFO figures as when it is a pipeline's batch of one (``_xadd_run``) and as on the dispatch path; every other case
+    (missing key, a TTL, the other shapes, a wrong type) is left to the general path, which answers it alike."""
+    taken = _single_xadds_taken(monkeypatch)
+
+    def steps(r, single):
+        def xadd(*args):
+            if single:
+                return _outcome(lambda c: c.execute_command("XADD", *args), r)
+            reply, = r.pipeline(transaction=False).execute_command("XADD", *args).execute(raise_on_error=False)
+            return ("error", type(reply), str(reply)) if isinstance(reply, Exception) else ("ok", reply)
+
+        out = [xadd("s", "*", "f", "0"), xadd("s", "*", "f", "1", "g", "2"), xadd("s", "*", "f", "x" * 70)]
+        r.config_set("stream-node-max-entries", 3)
+        out += [xadd("s", "*", "f", n) for n in range(5)]
+        out += [xadd("s", "MAXLEN", "~", n, "*", "f", "t") for n in (3, 100, 0, "-1", "abc", "007")]
+        out += [xadd("s", "maxlen", "~", 2, "*", "f", "u"), xadd("s", "MAXLEN", 2, "*", "f", "exact"),
+                xadd("s", "5-*", "f", "id"), xadd("new", "*", "f", "created")]
+        r.set("str", "v")
+        out += [xadd("str", "*", "f", "v"), xadd("str", "MAXLEN", "~", 1, "*", "f", "v")]
+        r.expire("s", 100)
+        out.append(xadd("s", "*", "f", "ttl"))
+        r.persist("s")
+        r.execute_command("XSETID", "new", "18446744073709551615-18446744073709551615")
+        out += [xadd("new", "*", "f", "full"), xadd("new", "MAXLEN", "~", 1, "*", "f", "full")]
+        out += [r.xinfo_stream("s", full=True), r.xinfo_stream("new"), r.object("idletime", "s"), r.xlen("s")]
+        stats = r.info("commandstats")["cmdstat_xadd"]
+        out.append({k: v for k, v in stats.items() if k not in ("usec", "usec_per_call")})
+        out.append({k: v for k, v in r.info("errorstats").items()})
+        return out
+
+    outs = []
+    for fast, single in ((True, True), (True, False), (False, True)):
+        server = _server(fast, version=version)
+        r = server.client()
+        outs.append(steps(r, single))
+        server.close()
+    assert outs[0] == outs[1] == outs[2]
+    errors = [o for o in outs[0] if isinstance(o, tuple) and o[0] == "error"]
+    assert len(errors) >= 6  # the bad thresholds, the wrong types, the exhausted stream
+    # alone and direct: every plain / approximate-trimming XADD on an existing stream without TTL (the bad thresholds
+    # too: answered in place, nothing changed); the pipelined ones went through _xadd_run instead
+    assert taken == [b"s"] * 14 + [b"new"] * 2, taken  # (the first XADD creates "s": the general path)
+
+
+def test_single_xadd_engine_bug_answered_as_the_dispatch_path_does(monkeypatch):
+    """An engine exception inside ``_xadd_one`` is answered as ``server.execute`` answers a handler bug: the
+    internal-error reply (recorded in ``server.internal_errors``), a failed call in INFO; nothing else changes and
+    the next XADD runs."""
+    taken = _single_xadds_taken(monkeypatch)
+    add_next = Stream.add_next
+    failures = []
+
+    def failing_once(self, *args):
+        if not failures:
+            failures.append(1)
+            raise ValueError("kaput")
+        return add_next(self, *args)
+
+    server = _server(True)
+    r = server.client()
+    r.xadd("s", {"f": 0})  # (creates the key: the general path)
+    monkeypatch.setattr(Stream, "add_next", failing_once)
+    with pytest.raises(redis.ResponseError, match="ValueError: kaput"):
+        r.xadd("s", {"f": 1})
+    assert r.xadd("s", {"f": 2}, maxlen=5) == b"1000000-1" and r.xlen("s") == 2
+    stats = r.info("commandstats")["cmdstat_xadd"]
+    assert stats["calls"] == 3 and stats["failed_calls"] == 1
+    (name, args, trace), = server.internal_errors
+    assert (name, args) == ("xadd", [b"s", b"*", b"f", b"1"]) and "ValueError: kaput" in trace
+    assert taken == [b"s", b"s"]
+    server.close()
 
 
 def test_prepare_encodes_exact_types_only():
