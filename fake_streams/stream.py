@@ -50,7 +50,7 @@ model then appends to the node that owns the ID by order, or opens a new node.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import TYPE_CHECKING, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from sortedcontainers import SortedDict
 
@@ -84,6 +84,7 @@ class Stream:
         self._nodes: IdMap[Node] = IdMap()
         self._tail: Optional[Node] = None  # the node with the greatest master (the server's last node)
         self._rax_nodes: Optional[int] = 1
+        self._names: Dict[Tuple[bytes, ...], List[bytes]] = {}  # the nodes' shared field-name lists (nodes.names_list)
         self.last_id: StreamID = MIN_ID
         self.first_id: StreamID = MIN_ID
         self.max_deleted_entry_id: StreamID = MIN_ID
@@ -140,10 +141,12 @@ class Stream:
 
     def _open_node(self, sid: StreamID, key: int, fields: List[bytes]) -> Fields:
         """A new node with entry ``sid`` as its master; returns the stored field tuple. O(log #nodes + fields)."""
-        node = Node(sid, fields)
+        node = Node(sid, fields, self._names)
         self._nodes.set_k(key, node)
         tail = self._tail
         if tail is None or tail.master < sid:
+            if tail is not None:
+                tail.close()
             self._tail = node
         self._rax_nodes = None
         return tuple(fields)
@@ -251,7 +254,7 @@ class Stream:
     def __contains__(self, sid: object) -> bool:
         return sid in self._entries
 
-    def range(self, start: StreamID, end: StreamID, count: int = 0, rev: bool = False) -> List[Entry]:
+    def range(self, start: Tuple[int, int], end: Tuple[int, int], count: int = 0, rev: bool = False) -> List[Entry]:
         """Live entries with ``start <= id <= end``, ascending (or descending if ``rev``), at most ``count`` (0 = all).
 
         O(log n + k) for k returned.
@@ -423,7 +426,7 @@ class Stream:
             self._rax_nodes = rax_node_count(list(self._nodes.iter_keys()))  # the keys are the rax keys
         return self._rax_nodes
 
-    def node_layout(self) -> List[Tuple[StreamID, int, int, int, StreamID]]:
+    def node_layout(self) -> List[Tuple[Tuple[int, int], int, int, int, Tuple[int, int]]]:
         """``[(master, count, deleted, lp_bytes, last_id), ...]`` oldest first (debugging / tests). O(#nodes)."""
         return node_layout(list(self._nodes.values()))
 
@@ -449,7 +452,7 @@ class Stream:
         above every entry present, the first one's ID being the node's master. The counters (``last_id`` …) are
         the caller's to set. O(len(rows))."""
         first_sid, first_fields, _ = rows[0]
-        node = Node(first_sid, list(first_fields))
+        node = Node(first_sid, list(first_fields), self._names)
         stored = [tuple(first_fields)]
         for sid, fields, _ in rows[1:]:
             stored.append(node.add_entry(sid, list(fields)))
@@ -461,6 +464,8 @@ class Stream:
             else:
                 entries.append_entry(key, b"%d-%d" % sid, kept)
         self._nodes.set_k(key_of(first_sid), node)
+        if self._tail is not None:
+            self._tail.close()
         self._tail = node
         self._rax_nodes = None
 

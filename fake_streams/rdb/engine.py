@@ -21,7 +21,7 @@ from ..stream import Stream
 from .values import ConsumerData, EntryData, GroupData, IdmpData, NodeData, PendingData, StreamData
 
 
-def _pair(sid: StreamID) -> Tuple[int, int]:
+def _pair(sid: Tuple[int, int]) -> Tuple[int, int]:
     return (sid[0], sid[1])
 
 
