@@ -327,7 +327,8 @@ def markdown(results: Dict[str, Any], chosen: List[Any], note: str) -> str:
     sizes: List[int] = cfg["sizes"]
     out: List[str] = ["# Benchmark results", ""]
     out.append(
-        f"Produced by `python benchmarks/run.py{' --quick' if cfg['quick'] else ''}` "
+        f"Produced by `python benchmarks/run.py{' --quick' if cfg['quick'] else ''}"
+        f"{' --stat min' if cfg.get('stat') == 'min' else ''}` "
         f"({env['date']}, {results.get('elapsed_s', 0):.0f} s). µs per unit ({cfg.get('stat', 'median')} of "
         f"{cfg['repeat']} rounds' batches), lower is better; ratios: median (interquartile range) of the per-round "
         "ratios. See the method below the tables."
