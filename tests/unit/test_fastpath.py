@@ -776,21 +776,26 @@ def test_long_plain_xadd_runs_are_split(monkeypatch):
     server.close()
 
 
-def test_plain_xadd_run_engine_bug_answered_in_place(monkeypatch):
-    """An engine exception inside a run's one engine call is answered as the dispatch path answers an engine bug
-    (the internal-error reply, recorded) for the run's first command; the commands after it run on."""
-    if not fastpath.ENABLED:
-        pytest.skip("the direct path is switched off (FAKE_STREAMS_FAST_PATH=0)")
-    add_next_run = Stream.add_next_run
+def _fail_once(monkeypatch, method):
+    """``Stream.<method>`` raises ValueError("kaput") at its next call (an engine bug), then works again."""
+    original = getattr(Stream, method)
     failures = []
 
     def failing_once(self, *args):
         if not failures:
             failures.append(1)
             raise ValueError("kaput")
-        return add_next_run(self, *args)
+        return original(self, *args)
 
-    monkeypatch.setattr(Stream, "add_next_run", failing_once)
+    monkeypatch.setattr(Stream, method, failing_once)
+
+
+def test_plain_xadd_run_engine_bug_answered_in_place(monkeypatch):
+    """An engine exception inside a run's one engine call is answered as the dispatch path answers an engine bug
+    (the internal-error reply, recorded) for the run's first command; the commands after it run on."""
+    if not fastpath.ENABLED:
+        pytest.skip("the direct path is switched off (FAKE_STREAMS_FAST_PATH=0)")
+    _fail_once(monkeypatch, "add_next_run")
     server = _server(True)
     r = server.client()
     r.xadd("s", {"f": 0})
@@ -1039,19 +1044,10 @@ def test_single_xadd_engine_bug_answered_as_the_dispatch_path_does(monkeypatch):
     internal-error reply (recorded in ``server.internal_errors``), a failed call in INFO; nothing else changes and
     the next XADD runs."""
     taken = _single_xadds_taken(monkeypatch)
-    add_next = Stream.add_next
-    failures = []
-
-    def failing_once(self, *args):
-        if not failures:
-            failures.append(1)
-            raise ValueError("kaput")
-        return add_next(self, *args)
-
     server = _server(True)
     r = server.client()
     r.xadd("s", {"f": 0})  # (creates the key: the general path)
-    monkeypatch.setattr(Stream, "add_next", failing_once)
+    _fail_once(monkeypatch, "add_next")
     with pytest.raises(redis.ResponseError, match="ValueError: kaput"):
         r.xadd("s", {"f": 1})
     assert r.xadd("s", {"f": 2}, maxlen=5) == b"1000000-1" and r.xlen("s") == 2
