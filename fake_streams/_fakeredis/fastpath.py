@@ -652,8 +652,9 @@ def _xadd_shape(args: Any) -> int:
 def _xadd_one(sock: Any, session: Any, spec: Any, args: list) -> bool:
     """One XADD (``spec``: its table entry's) sent alone (not in a pipeline) in one of :func:`_xadd_shape`'s two
     shapes, as :func:`_run` and :func:`_xadd_run` would run it as a batch of one, without their loops: False
-    (nothing done) whenever ``_xadd_run`` would not take it (another shape, a cluster node, a client blocked, a stream event subscribed,
-    the key no stream or with a TTL, the socket closed), so that the caller runs it on the general path.
+    (nothing done) whenever ``_xadd_run`` would not take it (another shape, a cluster node, a client blocked, a
+    stream event subscribed, the key no stream or with a TTL, the socket closed), so that the caller runs it on
+    the general path.
 
     Otherwise, lock held: fakeredis's ``db.time``, the command's clock read, the entry appended (and trimmed),
     its ID or error reply on the socket's deque, then :func:`xadd_run_done`'s bookkeeping: the same state,
