@@ -1022,7 +1022,7 @@ def test_single_xadds_answer_as_a_run_of_one(monkeypatch, version):
         out += [r.xinfo_stream("s", full=True), r.xinfo_stream("new"), r.object("idletime", "s"), r.xlen("s")]
         stats = r.info("commandstats")["cmdstat_xadd"]
         out.append({k: v for k, v in stats.items() if k not in ("usec", "usec_per_call")})
-        out.append({k: v for k, v in r.info("errorstats").items()})
+        out.append(dict(r.info("errorstats")))
         return out
 
     outs = []
