@@ -120,13 +120,18 @@ def main() -> int:
         print(json.dumps(rows))
         return 0
     lines = [f"{args.loads} loads of {entries:,} XADD (pipelines of 1000) through the {args.via}, one process, "
-             "earlier servers kept alive, Python's default GC; CPU time", "",
+             f"earlier servers kept alive, {_gc_words(args)}; CPU time", "",
              "| load | CPU s | ÷ first | in gc (s) | gen0 / gen1 / gen2 collections |", "|---:|---:|---:|---:|---|"]
     for i, (seconds, in_gc, count) in enumerate(rows):
         lines.append(f"| {i + 1} | {seconds:.2f} | {seconds / rows[0][0]:.2f}× | {sum(in_gc):.2f} | "
                      f"{count[0]} / {count[1]} / {count[2]} |")
     report.emit("\n".join(lines), args.out, "Large loads in one process (`python benchmarks/loads.py`)")
     return 0
+
+
+def _gc_words(args: Any) -> str:
+    """How the report names the collector's state (``--no-gc``: off)."""
+    return "the cyclic GC off (--no-gc)" if args.no_gc else "Python's default GC"
 
 
 def _runs(args: Any) -> int:
@@ -141,7 +146,7 @@ def _runs(args: Any) -> int:
         print(f"run {n + 1}: " + ", ".join(f"load {i + 1} {row[0]:.2f} s ({row[0] / rows[0][0]:.2f}×, gc "
                                            f"{sum(row[1]):.2f} s)" for i, row in enumerate(rows)), flush=True)
     lines = [f"{args.loads} loads of {int(args.entries):,} XADD (pipelines of 1000) through the {args.via}, one process "
-             f"per run, {args.runs} runs one after the other, earlier servers kept alive, Python's default GC; CPU time",
+             f"per run, {args.runs} runs one after the other, earlier servers kept alive, {_gc_words(args)}; CPU time",
              "", "| load | CPU s (median) | ÷ first: median of the runs (range) | in gc s (median) |",
              "|---:|---:|---:|---:|"]
     for i in range(args.loads):

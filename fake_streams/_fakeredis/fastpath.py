@@ -660,7 +660,7 @@ def _xadd_one(sock: Any, session: Any, spec: Any, args: list) -> bool:
     its ID or error reply on the socket's deque, then :func:`xadd_run_done`'s bookkeeping: the same state,
     replies, INFO figures as a run of one (``tests/unit/test_fastpath.py``, the single-command cases of the
     XADD runs' tests). This is the path of every ``r.xadd(...)``: a loop set-up less is about 1 µs of the
-    ~9 µs the engine takes per XADD (benchmarks/findings.md §14). O(fields) (+ the trimming work).
+    8–9 µs the engine takes per XADD in place (benchmarks/findings.md §14). O(fields) (+ the trimming work).
     """
     shape = _xadd_shape(args)
     server = session.server
