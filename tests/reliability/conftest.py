@@ -8,7 +8,7 @@ full run (``--run-slow``, as .ci/run does) and smaller ones in the fast loop (:m
 ==================================  =======  ====  ==============================================
 variable                            full     fast  meaning
 ==================================  =======  ====  ==============================================
-FAKE_STREAMS_DIFF_STEPS             10000    1000  state-machine steps per oracle pair (3 full, 2 fast)
+FAKE_STREAMS_DIFF_STEPS             10000    250   state-machine steps per oracle pair (3 full, 2 fast)
 FAKE_STREAMS_DIFF_STEPS_PER_EXAMPLE 50       50    longest command sequence of one example
 FAKE_STREAMS_DIFF_ALL_PROFILES      off      off   1: also Valkey 9.1.2 vs the "valkey-8.0" profile
 FAKE_STREAMS_FUZZ_VECTORS           100000   10000 fuzz vectors in process (all profiles × protocols)
