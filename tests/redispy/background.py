@@ -6,8 +6,10 @@ while the session's own pytest process leaves the machine's second core mostly i
 collection, the twelve runs are usually done when tests/redispy is reached. The background thread's
 subprocesses run under ``nice`` (:data:`BACKGROUND_NICENESS`): they take the CPU the session leaves idle, not
 the CPU of the tests running meanwhile (some of which time real servers). A test whose job is not done yet runs
-pending jobs itself, at the normal priority (its own first), rather than wait idle, so a session of
-tests/redispy alone makes two at a time. Nothing else changes: every job makes the same runs, and its test asserts on them as before.
+pending jobs itself, at the normal priority (its own first), rather than wait idle. Without the background thread
+(the default) a test that makes its own pairable job (one run of the suite: a module's ``pairable(name)`` says which)
+makes the next pending pairable job beside it, joined before the test goes on (:meth:`Jobs.result`). Nothing else
+changes: every job makes the same runs, and its test asserts on them as before.
 
 Jobs are registered by :func:`start` from the tests the session selected (each test module names the job of
 an item with ``job_of(item)``), in the order those tests run; a module's ``FOREGROUND_JOBS`` are left to their
@@ -55,16 +57,20 @@ class Jobs:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pending: Dict[str, Job] = {}  # insertion order: the order the tests run
+        self._pairable: Dict[str, bool] = {}  # key -> may be made beside another pairable job (see result)
         self._futures: Dict[str, Future] = {}
         self._thread: Optional[threading.Thread] = None
         self._stopping = False
         self._stopped = threading.Event()
 
-    def add(self, key: str, job: Job) -> None:
+    def add(self, key: str, job: Job, pairable: bool = False) -> None:
+        """Register job ``key`` (once; a later add of the same key changes nothing). ``pairable``: a job that keeps
+        about one core busy (one run of the suite), which :meth:`result` may make beside another such job."""
         with self._lock:
             if key not in self._futures:
                 self._futures[key] = Future()
                 self._pending[key] = job
+                self._pairable[key] = pairable
 
     def start_background(self) -> None:
         with self._lock:
@@ -78,6 +84,16 @@ class Jobs:
                 return None
             key = preferred if preferred in self._pending else next(iter(self._pending))
             return key, self._pending.pop(key)
+
+    def _take_companion(self, besides: str) -> Optional[Tuple[str, Job]]:
+        """The next pending pairable job other than ``besides``, taken; None if there is none."""
+        with self._lock:
+            if self._stopping:
+                return None
+            for key in self._pending:
+                if key != besides and self._pairable.get(key):
+                    return key, self._pending.pop(key)
+            return None
 
     def _make(self, key: str, job: Job) -> None:
         future = self._futures[key]
@@ -96,16 +112,33 @@ class Jobs:
         # thread count some tests compare (tests/tcp/test_loop.py)
         self._stopped.wait()
 
-    def result(self, key: str, job: Job) -> Outcome:
+    def result(self, key: str, job: Job, pairable: bool = False) -> Outcome:
         """The outcome of job ``key`` (registered now when it was not): made here if nobody started it; while it is
-        made elsewhere, this thread makes other pending jobs, then waits."""
-        self.add(key, job)
+        made elsewhere, this thread makes other pending jobs, then waits.
+
+        Without the background thread, a pairable job made here has a companion: the next pending pairable job,
+        made at the same time in a thread of its own and joined before this returns (the machine's second core
+        would idle otherwise; nothing of the companion outlives this call, so no other test of the session runs
+        beside it). Its test then finds its outcome made."""
+        self.add(key, job, pairable)
         future = self._futures[key]
         while not future.done():
             taken = self._take(preferred=key)
             if taken is None:
                 break
+            companion = None
+            if taken[0] == key and self._pairable.get(key) and self._thread is None:
+                companion = self._take_companion(besides=key)
+            helper = None
+            if companion is not None:
+                helper = threading.Thread(target=self._make, args=companion, name="redispy-companion", daemon=True)
+                helper.start()
             self._make(*taken)
+            if helper is not None:
+                if future.done() and not future.cancelled() and not isinstance(future.exception(),
+                                                                            (Exception, type(None))):
+                    stop_all_runs()  # interrupted (KeyboardInterrupt …): end the companion's runs too
+                helper.join()
         return future.result()
 
     def stop(self) -> None:
@@ -133,7 +166,8 @@ def start(items: List[Any], config: Any) -> None:
             continue
         named = job_of(item)
         if named is not None and named[0] not in getattr(item.module, "FOREGROUND_JOBS", ()):
-            JOBS.add(*named)
+            pairable = getattr(item.module, "pairable", None)
+            JOBS.add(*named, pairable=bool(pairable and pairable(named[0])))
     if config.option.collectonly:
         return
     if os.environ.get(BACKGROUND_ENV, "0") == "1" and not hasattr(config, "workerinput"):
