@@ -135,8 +135,8 @@ class Jobs:
                 helper.start()
             self._make(*taken)
             if helper is not None:
-                if future.done() and not future.cancelled() and not isinstance(future.exception(),
-                                                                            (Exception, type(None))):
+                error = future.exception()  # made just now by this thread: done, never cancelled
+                if error is not None and not isinstance(error, Exception):
                     stop_all_runs()  # interrupted (KeyboardInterrupt …): end the companion's runs too
                 helper.join()
         return future.result()

@@ -46,22 +46,16 @@ def test_a_pairable_job_is_made_beside_the_next_pairable_one():
     assert sorted(log) == ["a", "b"]  # each made once
 
 
-def test_a_job_not_pairable_is_made_alone():
+@pytest.mark.parametrize("asked, other", [("oracle x", "profile y"), ("profile y", "oracle x")],
+                         ids=["not pairable, then pairable", "pairable, then not pairable"])
+def test_a_job_is_made_alone_unless_both_are_pairable(asked, other):
     jobs, made = Jobs(), []
-    jobs.add("oracle x", lambda: Outcome(runs=(made.append("x"),)), pairable=False)
-    jobs.add("profile y", lambda: Outcome(runs=(made.append("y"),)), pairable=True)
-    jobs.result("oracle x", lambda: Outcome(), pairable=False)
-    assert made == ["x"] and not jobs._futures["profile y"].done()
-    jobs.result("profile y", lambda: Outcome(), pairable=True)
-    assert made == ["x", "y"]
-
-
-def test_a_pairable_job_gets_no_companion_that_is_not_pairable():
-    jobs, made = Jobs(), []
-    jobs.add("profile y", lambda: Outcome(runs=(made.append("y"),)), pairable=True)
-    jobs.add("oracle x", lambda: Outcome(runs=(made.append("x"),)), pairable=False)
-    jobs.result("profile y", lambda: Outcome(), pairable=True)
-    assert made == ["y"] and not jobs._futures["oracle x"].done()
+    for key in (asked, other):
+        jobs.add(key, lambda key=key: Outcome(runs=(made.append(key),)), pairable=streams.pairable(key))
+    jobs.result(asked, lambda: Outcome(), pairable=streams.pairable(asked))
+    assert made == [asked] and not jobs._futures[other].done()
+    jobs.result(other, lambda: Outcome(), pairable=streams.pairable(other))
+    assert made == [asked, other]
 
 
 def test_the_companion_s_exception_reaches_its_own_test():

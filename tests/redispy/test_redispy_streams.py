@@ -19,8 +19,9 @@ tests/redispy 218 s, then 114 s).
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 import pytest
 
@@ -77,23 +78,10 @@ def _fake_run(source: Path, profile: str, cluster: int = 0) -> SuiteRun:
 def _at_once(first: Callable[[], Any], second: Callable[[], Any]) -> Tuple[Any, Any]:
     """``(first(), second())``, the two made at the same time (``second`` in a thread of its own, always joined
     before this returns); an exception of either is raised (``first``'s if both raise)."""
-    box: Dict[str, Any] = {}
-
-    def run_second() -> None:
-        try:
-            box["value"] = second()
-        except BaseException as exc:  # noqa: BLE001 - raised below, in the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=run_second, name="redispy-second-run", daemon=True)
-    thread.start()
-    try:
-        value = first()
-    finally:
-        thread.join()
-    if "error" in box:
-        raise box["error"]
-    return value, box["value"]
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="redispy-second-run") as executor:
+        later = executor.submit(second)
+        value = first()  # leaving the block, even by an exception, waits for `second`
+    return value, later.result()
 
 
 def _oracle_job(profile: str) -> background.Outcome:
@@ -132,19 +120,18 @@ def _cluster_job() -> background.Outcome:
     source, why = _source()
     if source is None:
         return background.Outcome(missing=why)
-    def real_run() -> Any:  # a SuiteRun, or the LookupError that says why there is no real cluster
-        try:
-            cluster = RealCluster(3)
-        except LookupError as exc:
-            return exc
+    try:
+        cluster = RealCluster(3)
+    except LookupError as exc:
+        return background.Outcome(missing=str(exc))
+
+    def real_run() -> SuiteRun:
         try:
             return run_suite(source, f"redis://127.0.0.1:{cluster.nodes[0].port}/0", cluster_nodes=3)
         finally:
             cluster.stop()
 
     real, fake = _at_once(real_run, lambda: _fake_run(source, "7.0", cluster=3))
-    if isinstance(real, LookupError):
-        return background.Outcome(missing=str(real))
     return background.Outcome((real, fake), labels={"real 3-master cluster (redis 7.0.15)": real.summary(),
                                                    "fake, serve --cluster 3, profile 7.0": fake.summary()})
 
