@@ -111,6 +111,25 @@ def names_list(table: Optional[Dict[Tuple[bytes, ...], List[bytes]]], names: Tup
     return shared
 
 
+def _values_size(fields: List[bytes]) -> int:
+    """Bytes of the value elements of ``fields`` (``[f1, v1, ...]``), as a SAMEFIELDS entry stores them. O(fields)."""
+    size = 0
+    for value in fields[1::2]:
+        m = len(value)
+        size += m + 2 if m < 64 and (not m or value[0] not in _INT_START) else str_size(value)
+    return size
+
+
+def _own_fields_size(fields: List[bytes]) -> int:
+    """Bytes of an entry with field names of its own past its ID deltas: num-fields, every field and value, and
+    the lp-count element. O(fields)."""
+    numfields = len(fields) >> 1
+    size = int_size(numfields)
+    for item in fields:
+        size += str_size(item)
+    return size + int_size(2 * numfields + 4)
+
+
 class Node:
     """One listpack macro node (a value of the stream rax).
 
@@ -227,24 +246,59 @@ class Node:
                                             else str_size(value))
                 append((name, value))
             elif fields[0::2] == names_now:  # SAMEFIELDS: only the values are stored
-                size += same_tail
-                for value in fields[1::2]:
-                    m = len(value)
-                    size += m + 2 if m < 64 and (not m or value[0] not in _INT_START) else str_size(value)
+                base += size + same_tail + _values_size(fields)
                 fields[0::2] = master_fields
-                base += size
                 append(tuple(fields))
             else:
-                numfields = len(fields) >> 1
-                size += int_size(numfields)
-                for item in fields:
-                    size += str_size(item)
-                base += size + int_size(2 * numfields + 4)
+                base += size + _own_fields_size(fields)
                 append(tuple(fields))
             count += 1
         if end > start:
             self.count, self.base_bytes, self.last_id = count, base, sids[end - 1]
         return end
+
+    def add_one(self, sid: StreamID, fields: List[bytes], payload: int, max_bytes: int,
+                max_entries: int) -> Optional[Tuple[bytes, ...]]:
+        """:meth:`add_entries` for one entry (an XADD sent alone): entry ``sid`` / ``fields`` (the caller's fresh list,
+        ``payload`` the sum of its lengths) appended unless the node is full for it; returns the field tuple the
+        stream stores, or None (full: nothing changed, the stream opens a new node). The same sizes, counters and
+        stored tuple as ``add_entries((sid,), (fields,), (payload,), 0, …)`` without a run's set-up (the loop, the
+        three one-item sequences, the ``stored`` list): ≈ 3–5 % of a whole ``r.xadd`` through the fixture
+        (benchmarks/findings.md §18; ``tests/unit/test_node_add_one.py`` compares the two). O(fields)."""
+        count, deleted, base = self.count, self.deleted, self.base_bytes
+        if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
+            max_bytes = LISTPACK_MAX_SIZE
+        if ((max_entries and count >= max_entries - deleted)  # = add_entries' test for its first entry
+                or base + payload + (2 if count <= 127 else int_size(count))
+                >= max_bytes - (2 if deleted <= 127 else int_size(deleted))):
+            return None
+        ms, seq = sid
+        master_ms, master_seq = self.master
+        d = ms - master_ms  # flags (0 or 2) + ms-delta + seq-delta, as add_entries sizes them
+        if 0 <= d <= 127:
+            size = 4
+        elif 0 < d <= 2147483647:
+            size = 5 if d <= 4095 else 6 if d <= 32767 else 7 if d <= 8388607 else 8
+        else:
+            size = 2 + int_size(delta(ms, master_ms))
+        d = seq - master_seq
+        size += 2 if 0 <= d <= 127 else 3 if -4096 <= d <= 4095 else int_size(delta(seq, master_seq))
+        master_fields = self.master_fields
+        stored: Tuple[bytes, ...]
+        if len(fields) == 2 and len(master_fields) == 1 and fields[0] == master_fields[0]:  # SAMEFIELDS, one field
+            value = fields[1]
+            m = len(value)
+            size += self._same_tail + (m + 2 if m < 64 and (not m or value[0] not in _INT_START) else str_size(value))
+            stored = (master_fields[0], value)
+        elif fields[0::2] == self._names:  # SAMEFIELDS: only the values are stored
+            size += self._same_tail + _values_size(fields)
+            fields[0::2] = master_fields
+            stored = tuple(fields)
+        else:
+            size += _own_fields_size(fields)
+            stored = tuple(fields)
+        self.count, self.base_bytes, self.last_id = count + 1, base + size, sid
+        return stored
 
     def close(self) -> None:
         """The stream opened a node after this one: ``last_id`` becomes a plain tuple (see the class doc). O(1)."""

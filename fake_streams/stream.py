@@ -121,20 +121,20 @@ class Stream:
         when the caller read it already (several appends in a row).
 
         The entry goes to the last node unless that node is full (``stream-node-max-bytes`` /
-        ``-entries``: :meth:`Node.add_entries` takes nothing), else a new node starts with ``sid`` as its
+        ``-entries``: :meth:`Node.add_one` takes nothing), else a new node starts with ``sid`` as its
         master. O(fields) (+ O(log #nodes) when a node is opened, or after XSETID moved ``last_id`` below the
         last node's master).
         """
         node = self._tail
-        stored: List[Fields] = []
+        stored: Optional[Fields] = None
         if node is not None:
             if node.master > sid:  # only after XSETID moved last_id below a tombstone-only tail node
                 node = self._nodes.floor_value(key)
             if node is not None and node.master != sid:
                 max_bytes, max_entries = limits or self.node_limits()
-                node.add_entries((sid,), (fields,), (sum(map(len, fields)) if payload < 0 else payload,), 0,
-                                 max_bytes, max_entries, stored)
-        if self._entries.append_entry(key, enc, stored[0] if stored else self._open_node(sid, key, fields)) == 1:
+                stored = node.add_one(sid, fields, sum(map(len, fields)) if payload < 0 else payload, max_bytes,
+                                      max_entries)
+        if self._entries.append_entry(key, enc, stored if stored is not None else self._open_node(sid, key, fields)) == 1:
             self.first_id = sid
         self.last_id = sid
         self.entries_added += 1
