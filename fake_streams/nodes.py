@@ -263,7 +263,7 @@ class Node:
         ``payload`` the sum of its lengths) appended unless the node is full for it; returns the field tuple the
         stream stores, or None (full: nothing changed, the stream opens a new node). The same sizes, counters and
         stored tuple as ``add_entries((sid,), (fields,), (payload,), 0, …)`` without a run's set-up (the loop, the
-        three one-item sequences, the ``stored`` list): ≈ 3–5 % of a whole ``r.xadd`` through the fixture
+        three one-item sequences, the ``stored`` list): ≈ 2–5 % of a whole ``r.xadd`` through the fixture
         (benchmarks/findings.md §18; ``tests/unit/test_node_add_one.py`` compares the two). O(fields)."""
         count, deleted, base = self.count, self.deleted, self.base_bytes
         if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
