@@ -111,6 +111,17 @@ def names_list(table: Optional[Dict[Tuple[bytes, ...], List[bytes]]], names: Tup
     return shared
 
 
+def _flags_ms_size(ms: int, master_ms: int) -> int:
+    """Bytes of an entry's flags (0 or 2) and ms-delta elements against its node's master (``int_size(delta(…))``
+    inlined for 0 <= delta < 2**31). O(1)."""
+    d = ms - master_ms
+    if 0 <= d <= 127:
+        return 4
+    if 0 < d <= 2147483647:
+        return 5 if d <= 4095 else 6 if d <= 32767 else 7 if d <= 8388607 else 8
+    return 2 + int_size(delta(ms, master_ms))
+
+
 def _values_size(fields: List[bytes]) -> int:
     """Bytes of the value elements of ``fields`` (``[f1, v1, ...]``), as a SAMEFIELDS entry stores them. O(fields)."""
     size = 0
@@ -228,14 +239,8 @@ class Node:
                 break
             ms, seq = sids[i]
             fields = batch[i]
-            if ms != last_ms:  # flags (0 or 2) + ms-delta: int_size(delta(…)) inlined for 0 <= d < 2**31
-                d = ms - master_ms
-                if 0 <= d <= 127:
-                    ms_size = 4
-                elif 0 < d <= 2147483647:
-                    ms_size = 5 if d <= 4095 else 6 if d <= 32767 else 7 if d <= 8388607 else 8
-                else:
-                    ms_size = 2 + int_size(delta(ms, master_ms))
+            if ms != last_ms:
+                ms_size = _flags_ms_size(ms, master_ms)
                 last_ms = ms
             d = seq - master_seq
             size = ms_size + (2 if 0 <= d <= 127 else 3 if -4096 <= d <= 4095 else int_size(delta(seq, master_seq)))
@@ -274,15 +279,9 @@ class Node:
             return None
         ms, seq = sid
         master_ms, master_seq = self.master
-        d = ms - master_ms  # flags (0 or 2) + ms-delta + seq-delta, as add_entries sizes them
-        if 0 <= d <= 127:
-            size = 4
-        elif 0 < d <= 2147483647:
-            size = 5 if d <= 4095 else 6 if d <= 32767 else 7 if d <= 8388607 else 8
-        else:
-            size = 2 + int_size(delta(ms, master_ms))
-        d = seq - master_seq
-        size += 2 if 0 <= d <= 127 else 3 if -4096 <= d <= 4095 else int_size(delta(seq, master_seq))
+        d = seq - master_seq  # flags + ms-delta + seq-delta, as add_entries sizes them
+        size = _flags_ms_size(ms, master_ms) + (2 if 0 <= d <= 127 else 3 if -4096 <= d <= 4095
+                                                else int_size(delta(seq, master_seq)))
         master_fields = self.master_fields
         stored: Tuple[bytes, ...]
         if len(fields) == 2 and len(master_fields) == 1 and fields[0] == master_fields[0]:  # SAMEFIELDS, one field
