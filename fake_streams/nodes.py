@@ -270,12 +270,7 @@ class Node:
         stored tuple as ``add_entries((sid,), (fields,), (payload,), 0, …)`` without a run's set-up (the loop, the
         three one-item sequences, the ``stored`` list): ≈ 2–5 % of a whole ``r.xadd`` through the fixture
         (benchmarks/findings.md §18; ``tests/unit/test_node_add_one.py`` compares the two). O(fields)."""
-        count, deleted, base = self.count, self.deleted, self.base_bytes
-        if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
-            max_bytes = LISTPACK_MAX_SIZE
-        if ((max_entries and count >= max_entries - deleted)  # = add_entries' test for its first entry
-                or base + payload + (2 if count <= 127 else int_size(count))
-                >= max_bytes - (2 if deleted <= 127 else int_size(deleted))):
+        if self.is_full(payload, max_bytes, max_entries):  # = add_entries' test for its first entry
             return None
         ms, seq = sid
         master_ms, master_seq = self.master
@@ -296,7 +291,9 @@ class Node:
         else:
             size += _own_fields_size(fields)
             stored = tuple(fields)
-        self.count, self.base_bytes, self.last_id = count + 1, base + size, sid
+        self.count += 1
+        self.base_bytes += size
+        self.last_id = sid
         return stored
 
     def close(self) -> None:
